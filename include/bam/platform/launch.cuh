@@ -1,0 +1,37 @@
+#pragma once
+/// @file
+/// The app kernel model, GPU side: the same functors as launch.hpp, on a CUDA stream.
+
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include <bam/cuda_check.hpp>
+#include <bam/platform/launch.hpp>
+
+namespace bam {
+
+namespace detail {
+template <class Kernel>
+__global__ void __launch_bounds__(1024) run_kernel(Kernel kernel) {
+  const std::uint64_t id = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  const std::uint64_t count = std::uint64_t{gridDim.x} * blockDim.x;
+  kernel(thread_index{id, count});
+}
+}  // namespace detail
+
+/// Launches `kernel` on a CUDA stream (asynchronous); a launch error throws bam::cuda_error.
+template <class Kernel>
+void launch(cudaStream_t stream, std::uint32_t grid, std::uint32_t block, Kernel kernel) {
+  detail::run_kernel<<<grid, block, 0, stream>>>(kernel);
+  BAM_CUDA_CHECK(cudaGetLastError());
+}
+
+/// The kernel function a launch of `Kernel` uses, to load it before persistent kernels start
+/// (DESIGN 11: a first launch beside a running controller can deadlock).
+template <class Kernel>
+const void* kernel_function() {
+  return reinterpret_cast<const void*>(&detail::run_kernel<Kernel>);
+}
+
+}  // namespace bam

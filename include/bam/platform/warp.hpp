@@ -1,0 +1,118 @@
+#pragma once
+/// @file
+/// Warp primitives with a CPU fallback.
+///
+/// On the GPU these are the hardware warp intrinsics. On the CPU a thread is a warp of one
+/// lane, unless a test has attached it to a software warp (tests/support/software_warp.hpp):
+/// several std::threads whose collectives meet at a barrier, so ThreadSanitizer sees the
+/// leader/follower logic of warp-cooperative code.
+///
+/// Rule for callers: no lane enters a collective while it holds or waits for a lock.
+
+#include <cstdint>
+
+#include <bam/platform/config.hpp>
+
+namespace bam::warp {
+
+inline constexpr unsigned max_width = 32;
+
+namespace detail {
+
+/// What a software warp provides to the lanes attached to it. Host only; the GPU never pays
+/// for this indirection.
+class lane_hooks {
+ public:
+  virtual unsigned lane() const = 0;
+  virtual unsigned width() const = 0;
+  virtual std::uint32_t active_mask() = 0;
+  virtual std::uint32_t match_any(std::uint32_t mask, std::uint64_t key) = 0;
+  virtual std::uint64_t shfl(std::uint32_t mask, std::uint64_t value, unsigned src_lane) = 0;
+  virtual std::uint32_t ballot(std::uint32_t mask, bool predicate) = 0;
+
+ protected:
+  ~lane_hooks() = default;
+};
+
+#if !BAM_DEVICE_PASS
+inline thread_local lane_hooks* current_lane = nullptr;
+#endif
+
+}  // namespace detail
+
+/// This thread's lane within its warp.
+BAM_HD BAM_INLINE unsigned lane() {
+#if BAM_DEVICE_PASS
+  unsigned l;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(l));
+  return l;
+#else
+  return detail::current_lane ? detail::current_lane->lane() : 0u;
+#endif
+}
+
+/// Lanes in a warp: 32 on the GPU, 1 on a plain CPU thread.
+BAM_HD BAM_INLINE unsigned width() {
+#if BAM_DEVICE_PASS
+  return 32u;
+#else
+  return detail::current_lane ? detail::current_lane->width() : 1u;
+#endif
+}
+
+/// Lanes executing this call together.
+BAM_HD BAM_INLINE std::uint32_t active_mask() {
+#if BAM_DEVICE_PASS
+  return __activemask();
+#else
+  return detail::current_lane ? detail::current_lane->active_mask() : 1u;
+#endif
+}
+
+/// Lanes of `mask` whose key equals this lane's key.
+BAM_HD BAM_INLINE std::uint32_t match_any(std::uint32_t mask, std::uint64_t key) {
+#if BAM_DEVICE_PASS
+  return __match_any_sync(mask, static_cast<unsigned long long>(key));
+#else
+  return detail::current_lane ? detail::current_lane->match_any(mask, key) : 1u;
+#endif
+}
+
+/// `value` as held by `src_lane`.
+BAM_HD BAM_INLINE std::uint64_t shfl(std::uint32_t mask, std::uint64_t value, unsigned src_lane) {
+#if BAM_DEVICE_PASS
+  return __shfl_sync(mask, static_cast<unsigned long long>(value), static_cast<int>(src_lane));
+#else
+  return detail::current_lane ? detail::current_lane->shfl(mask, value, src_lane) : value;
+#endif
+}
+
+/// Lanes of `mask` whose predicate is true.
+BAM_HD BAM_INLINE std::uint32_t ballot(std::uint32_t mask, bool predicate) {
+#if BAM_DEVICE_PASS
+  return __ballot_sync(mask, predicate);
+#else
+  return detail::current_lane ? detail::current_lane->ballot(mask, predicate)
+                              : (predicate ? 1u : 0u);
+#endif
+}
+
+/// Index of the lowest set bit (mask != 0).
+BAM_HD BAM_INLINE unsigned lowest_lane(std::uint32_t mask) {
+#if BAM_DEVICE_PASS
+  return static_cast<unsigned>(__ffs(static_cast<int>(mask)) - 1);
+#else
+  return static_cast<unsigned>(__builtin_ctz(mask));
+#endif
+}
+
+/// Number of set bits.
+BAM_HD BAM_INLINE unsigned popcount(std::uint32_t mask) {
+#if BAM_DEVICE_PASS
+  return static_cast<unsigned>(__popc(mask));
+#else
+  return static_cast<unsigned>(__builtin_popcount(mask));
+#endif
+}
+
+}  // namespace bam::warp

@@ -1,0 +1,307 @@
+#pragma once
+// Definitions for queue_pair.hpp. Each memory order is explained where it stands; the edges
+// are DESIGN section 4's ordering table.
+
+#include <bam/platform/atomic.hpp>
+#include <bam/platform/backoff.hpp>
+#include <bam/platform/mmio.hpp>
+
+namespace bam {
+
+namespace detail {
+
+// Mailbox word: bits 31:0 the turn of the completion it holds, bit 32 "holds a completion",
+// bits 47:33 the NVMe status field, bit 63 "abandoned": the submitter of that turn gave up.
+inline constexpr std::uint64_t mailbox_valid = 1ull << 32;
+inline constexpr std::uint64_t mailbox_abandoned = 1ull << 63;
+inline constexpr unsigned mailbox_status_shift = 33;
+
+BAM_HD constexpr std::uint64_t mailbox_completion(std::uint32_t turn, std::uint16_t status) {
+  return mailbox_valid | (std::uint64_t{status} << mailbox_status_shift) | turn;
+}
+BAM_HD constexpr std::uint64_t mailbox_abandon(std::uint32_t turn) {
+  return mailbox_abandoned | turn;
+}
+BAM_HD constexpr std::uint32_t mailbox_turn(std::uint64_t word) {
+  return static_cast<std::uint32_t>(word);
+}
+BAM_HD constexpr std::uint16_t mailbox_status(std::uint64_t word) {
+  return static_cast<std::uint16_t>((word >> mailbox_status_shift) & 0x7fffu);
+}
+
+inline constexpr std::uint32_t cq_phase_bit = 1u << 16;
+
+/// Bumps a counter that only a lock holder writes: no read-modify-write needed.
+BAM_HD BAM_INLINE void bump(std::uint64_t& counter, std::uint64_t by) {
+  atomic_ref<std::uint64_t> c(counter);
+  c.store(c.load(order::relaxed) + by, order::relaxed);  // relaxed: statistics only
+}
+
+}  // namespace detail
+
+BAM_HD inline queue_pair_ref::queue_pair_ref(void* base, std::uint32_t depth,
+                                             std::uint16_t queue_id, std::uint64_t timeout_ns,
+                                             std::uint32_t* sq_doorbell, std::uint32_t* cq_doorbell,
+                                             bool mmio_doorbells)
+    : timeout_ns_(timeout_ns), depth_(depth), queue_id_(queue_id), mmio_doorbells_(mmio_doorbells) {
+  const queue_layout l = queue_layout::for_depth(depth);
+  auto* bytes = static_cast<unsigned char*>(base);
+  control_ = reinterpret_cast<queue_control*>(bytes + l.control);
+  sq_ = reinterpret_cast<nvme::submission_entry*>(bytes + l.sq);
+  cq_ = reinterpret_cast<nvme::completion_entry*>(bytes + l.cq);
+  turn_ = reinterpret_cast<std::uint32_t*>(bytes + l.turn);
+  mark_ = reinterpret_cast<std::uint32_t*>(bytes + l.mark);
+  mailbox_ = reinterpret_cast<std::uint64_t*>(bytes + l.mailbox);
+  cq_laps_ = reinterpret_cast<std::uint32_t*>(bytes + l.cq_laps);
+  sq_doorbell_ = sq_doorbell ? sq_doorbell : &control_->sq_doorbell;
+  cq_doorbell_ = cq_doorbell ? cq_doorbell : &control_->cq_doorbell;
+}
+
+BAM_HD inline bool queue_pair_ref::halted() const {
+  // relaxed: a hint that makes waits end early; the waits themselves carry the data edges.
+  return atomic_ref<std::uint32_t>(control_->halted).load(order::relaxed) != 0;
+}
+
+BAM_HD inline io_status queue_pair_ref::halt(std::uint32_t slot) const {
+  std::uint32_t expected = 0;
+  // relaxed: nothing is published with the flag; every reader only stops.
+  atomic_ref<std::uint32_t>(control_->halted).compare_exchange(expected, slot + 1u, order::relaxed);
+  return io_status::host(status_source::queue_halted);
+}
+
+BAM_HD inline io_status queue_pair_ref::wait_for_turn(const queue_ticket& t, deadline until,
+                                                      bool drain_while_waiting) const {
+  backoff pause;
+  // acquire: the previous holder of this slot took its completion and finished with the slot.
+  while (atomic_ref<std::uint32_t>(turn_[t.slot]).load(order::acquire) != t.turn) {
+    if (halted()) return io_status::host(status_source::queue_halted);
+    if (until.expired()) {
+      // Our ring position can never be filled now, so nothing behind it can be submitted.
+      // relaxed: only tells whether the holder gave up, for the status we return.
+      const std::uint64_t mb = atomic_ref<std::uint64_t>(mailbox_[t.slot]).load(order::relaxed);
+      halt(t.slot);
+      return io_status::host((mb & detail::mailbox_abandoned) ? status_source::command_lost
+                                                              : status_source::timeout);
+    }
+    if (drain_while_waiting) drain();
+    pause.pause();
+  }
+  return {};
+}
+
+BAM_HD inline void queue_pair_ref::write_entry(const queue_ticket& t,
+                                               nvme::submission_entry command) const {
+  command.command_id = static_cast<std::uint16_t>(t.slot);
+  sq_[t.slot] = command;
+}
+
+BAM_HD inline io_status queue_pair_ref::submit(nvme::submission_entry command, deadline until,
+                                               queue_ticket& out) const {
+  if (halted()) return io_status::host(status_source::queue_halted);
+  // relaxed: the ticket only hands out positions; the turn counter carries the data edges.
+  const std::uint64_t position =
+      atomic_ref<std::uint64_t>(control_->ticket).fetch_add(1, order::relaxed);
+  out.position = position;
+  out.slot = static_cast<std::uint32_t>(position % depth_);
+  out.turn = static_cast<std::uint32_t>(position / depth_);
+
+  if (io_status s = wait_for_turn(out, until, true); !s.ok()) return s;
+  write_entry(out, command);
+  // release: the entry's stores are visible to the tail winner that acquires the mark.
+  atomic_ref<std::uint32_t>(mark_[out.slot]).store(out.turn + 1u, order::release);
+
+  backoff pause;
+  for (;;) {
+    // relaxed: only asks whether a doorbell covered our position; nothing is read through it.
+    if (atomic_ref<std::uint64_t>(control_->vtail).load(order::relaxed) > position) return {};
+    try_advance_tail();
+    if (atomic_ref<std::uint64_t>(control_->vtail).load(order::relaxed) > position) return {};
+    if (halted() || until.expired()) {
+      // The entry is in the ring and may still be submitted by a later winner: leave the
+      // abandoned mark so its completion, if it comes, frees the slot.
+      std::uint64_t expected = atomic_ref<std::uint64_t>(mailbox_[out.slot]).load(order::relaxed);
+      // relaxed: the drainer's exchange decides who frees the slot; no data moves here.
+      atomic_ref<std::uint64_t>(mailbox_[out.slot])
+          .compare_exchange(expected, detail::mailbox_abandon(out.turn), order::relaxed);
+      return io_status::host(halted() ? status_source::queue_halted : status_source::timeout);
+    }
+    drain();  // a full SQ frees up only as completions report the head
+    pause.pause();
+  }
+}
+
+BAM_HD inline void queue_pair_ref::try_advance_tail() const {
+  atomic_ref<std::uint32_t> lock(control_->tail_lock);
+  // relaxed: a test before the test-and-set, to keep losers off the line.
+  if (lock.load(order::relaxed) != 0) return;
+  std::uint32_t unlocked = 0;
+  // acquire: the previous winner's vtail and doorbell state.
+  if (!lock.compare_exchange(unlocked, 1u, order::acquire)) return;
+
+  atomic_ref<std::uint64_t> vtail_ref(control_->vtail);
+  const std::uint64_t start =
+      vtail_ref.load(order::relaxed);  // relaxed: only lock holders write it
+  // relaxed: the head only gates the full check; no entry data flows through it.
+  const std::uint32_t head = atomic_ref<std::uint32_t>(control_->sq_head).load(order::relaxed);
+  std::uint64_t v = start;
+  for (std::uint32_t n = 0; n < depth_; ++n) {
+    const std::uint32_t pos = static_cast<std::uint32_t>(v % depth_);
+    const std::uint32_t lap = static_cast<std::uint32_t>(v / depth_);
+    if ((pos + 1u) % depth_ == head) break;  // full: one slot always stays empty
+    // acquire: the submitter's entry stores, published by its release of the mark.
+    if (atomic_ref<std::uint32_t>(mark_[pos]).load(order::acquire) != lap + 1u) break;
+    ++v;
+  }
+  if (v != start) {
+    // relaxed: submitters only compare positions against it.
+    vtail_ref.store(v, order::relaxed);
+    ring_doorbell(sq_doorbell_, static_cast<std::uint32_t>(v % depth_), mmio_doorbells_);
+    detail::bump(control_->counters.sq_doorbells, 1);
+    detail::bump(control_->counters.submitted, v - start);
+  }
+  lock.store(0u, order::release);  // release: vtail and counters for the next winner
+}
+
+BAM_HD inline io_status queue_pair_ref::submit_naive(nvme::submission_entry command, deadline until,
+                                                     queue_ticket& out) const {
+  atomic_ref<std::uint32_t> lock(control_->naive_lock);
+  backoff pause;
+  for (;;) {
+    if (halted()) return io_status::host(status_source::queue_halted);
+    std::uint32_t unlocked = 0;
+    // acquire: the previous holder's ticket, entry and tail stores.
+    if (lock.load(order::relaxed) == 0 && lock.compare_exchange(unlocked, 1u, order::acquire))
+      break;
+    if (until.expired()) return io_status::host(status_source::timeout);
+    drain();
+    pause.pause();
+  }
+  // relaxed: positions are handed out under the lock; the lock orders them.
+  const std::uint64_t position =
+      atomic_ref<std::uint64_t>(control_->ticket).fetch_add(1, order::relaxed);
+  out.position = position;
+  out.slot = static_cast<std::uint32_t>(position % depth_);
+  out.turn = static_cast<std::uint32_t>(position / depth_);
+  io_status s = wait_for_turn(out, until, true);
+  if (s.ok()) {
+    write_entry(out, command);
+    const std::uint32_t next = (out.slot + 1u) % depth_;
+    // relaxed: the head only gates the full check.
+    while (atomic_ref<std::uint32_t>(control_->sq_head).load(order::relaxed) == next) {
+      if (until.expired()) {
+        s = halt(out.slot);
+        break;
+      }
+      drain();
+      pause.pause();
+    }
+    if (s.ok()) {
+      atomic_ref<std::uint64_t>(control_->vtail).store(position + 1u, order::relaxed);
+      ring_doorbell(sq_doorbell_, next, mmio_doorbells_);
+      detail::bump(control_->counters.sq_doorbells, 1);
+      detail::bump(control_->counters.submitted, 1);
+    }
+  }
+  lock.store(0u, order::release);  // release: the entry, tail and counters for the next holder
+  return s;
+}
+
+BAM_HD inline void queue_pair_ref::drain() const {
+  atomic_ref<std::uint32_t> state_ref(control_->cq_state);
+  {
+    // relaxed: a peek; the entry is read again with acquire under the lock.
+    const std::uint32_t state = state_ref.load(order::relaxed);
+    const std::uint32_t head = state & 0xffffu;
+    const bool phase = (state & detail::cq_phase_bit) == 0;  // expected phase starts at 1
+    const std::uint32_t dw3 =
+        atomic_ref<std::uint32_t, scope::system>(cq_[head].dw3).load(order::relaxed);
+    if (nvme::completion_entry::phase(dw3) != phase) return;
+  }
+  atomic_ref<std::uint32_t> lock(control_->cq_lock);
+  if (lock.load(order::relaxed) != 0) return;  // relaxed: test before test-and-set
+  std::uint32_t unlocked = 0;
+  // acquire: the previous drainer's head, phase and lap counters.
+  if (!lock.compare_exchange(unlocked, 1u, order::acquire)) return;
+
+  const std::uint32_t state = state_ref.load(order::relaxed);  // relaxed: only drainers write it
+  std::uint32_t head = state & 0xffffu;
+  bool flipped = (state & detail::cq_phase_bit) != 0;
+  std::uint32_t drained = 0;
+  for (; drained < depth_; ++drained) {
+    nvme::completion_entry& e = cq_[head];
+    // acquire (system scope): dwords 0-2 and the command's data, written by the controller
+    // (a CPU thread or an SSD's DMA) before it released dword 3.
+    const std::uint32_t dw3 = atomic_ref<std::uint32_t, scope::system>(e.dw3).load(order::acquire);
+    if (nvme::completion_entry::phase(dw3) == flipped) break;  // not yet posted this lap
+    const std::uint32_t dw2 = atomic_ref<std::uint32_t, scope::system>(e.dw2).load(order::relaxed);
+    const std::uint16_t cid = nvme::completion_entry::command_id(dw3);
+    if (cid < depth_) {
+      const std::uint32_t lap = cq_laps_[cid];
+      cq_laps_[cid] = lap + 1u;
+      // acq_rel: release hands the status and the data to the waiter's acquire; acquire
+      // pairs with nothing the abandoner wrote but keeps the exchange ordered after dw3.
+      const std::uint64_t old =
+          atomic_ref<std::uint64_t>(mailbox_[cid])
+              .exchange(detail::mailbox_completion(lap, nvme::completion_entry::status_field(dw3)),
+                        order::acq_rel);
+      if (old == detail::mailbox_abandon(lap)) {
+        // Its submitter gave up: take the completion for it and free the slot.
+        // release: the slot's next holder acquires the turn.
+        atomic_ref<std::uint32_t>(turn_[cid]).store(lap + 1u, order::release);
+        detail::bump(control_->counters.late_completions, 1);
+      }
+    } else {
+      detail::bump(control_->counters.bad_completions, 1);
+    }
+    // relaxed: gates the submitters' full check only.
+    atomic_ref<std::uint32_t>(control_->sq_head)
+        .store(nvme::completion_entry::sq_head(dw2) % depth_, order::relaxed);
+    if (++head == depth_) {
+      head = 0;
+      flipped = !flipped;
+    }
+  }
+  if (drained != 0) {
+    state_ref.store(head | (flipped ? detail::cq_phase_bit : 0u), order::relaxed);
+    // The doorbell's release covers our loads of the drained entries: the controller may
+    // overwrite them only after we have read them.
+    ring_doorbell(cq_doorbell_, head, mmio_doorbells_);
+    detail::bump(control_->counters.cq_doorbells, 1);
+    detail::bump(control_->counters.drained, drained);
+  }
+  lock.store(0u, order::release);  // release: head, phase and lap counters for the next drainer
+}
+
+BAM_HD inline io_status queue_pair_ref::wait(const queue_ticket& t, deadline until) const {
+  atomic_ref<std::uint64_t> mailbox(mailbox_[t.slot]);
+  backoff pause;
+  for (;;) {
+    // acquire: the status and the command's data, handed on by the drainer's release.
+    std::uint64_t mb = mailbox.load(order::acquire);
+    if ((mb & detail::mailbox_valid) && detail::mailbox_turn(mb) == t.turn) {
+      // release: we are done with the slot (and read what we needed); its next holder may
+      // overwrite the entry and reuse the command id.
+      atomic_ref<std::uint32_t>(turn_[t.slot]).store(t.turn + 1u, order::release);
+      return io_status::from_device(detail::mailbox_status(mb));
+    }
+    drain();
+    if (until.expired()) {
+      // relaxed: the exchange in the drainer decides who frees the slot; if the completion
+      // lands first the compare fails and the loop takes it.
+      if (mailbox.compare_exchange(mb, detail::mailbox_abandon(t.turn), order::relaxed)) {
+        return io_status::host(status_source::timeout);
+      }
+      continue;
+    }
+    pause.pause();
+  }
+}
+
+BAM_HD inline io_status queue_pair_ref::execute(const nvme::submission_entry& command,
+                                                queue_ticket& out) const {
+  const deadline until = deadline::after_ns(timeout_ns_);
+  if (io_status s = submit(command, until, out); !s.ok()) return s;
+  return wait(out, until);
+}
+
+}  // namespace bam

@@ -1,0 +1,176 @@
+#pragma once
+/// @file
+/// An NVMe queue pair that many thousands of threads share (BaM section 4.2).
+///
+/// Submission: a 64-bit ticket gives each submitter a position in a virtual queue
+/// (slot = ticket mod depth, turn = ticket div depth); a per-slot turn counter orders the
+/// submitters that share a slot; the submitter writes its entry into its slot and sets the
+/// slot's mark; whoever wins the tail try-lock advances the tail over every consecutive marked
+/// slot and rings the doorbell once for the whole batch.
+///
+/// Completion: whoever wins the CQ try-lock drains new entries in order into per-command-id
+/// mailboxes and rings the head doorbell once per batch; a waiter polls only its own mailbox.
+///
+/// Command id = slot. A slot, and so its command id, is reused only after its completion has
+/// been drained and taken by its submitter (the turn counter advances then), never merely
+/// because the SQ head passed it: the head moving means fetched, not completed.
+///
+/// Every wait is bounded. A command whose completion does not come before its deadline returns
+/// status_source::timeout and leaves an "abandoned" mark in its mailbox: if the completion comes
+/// later, the drainer frees the slot. A submitter that cannot get its slot before its deadline
+/// halts the queue (its ring position can never be filled, so nothing after it could be
+/// submitted): every later call returns status_source::queue_halted at once, and the host
+/// resets the queue when it is quiet (queue_pair_memory::reset).
+///
+/// Thread safety: every member of queue_pair_ref may be called by any number of threads at
+/// once, on the GPU or on CPU threads. Do not mix submit() and submit_naive() on one queue.
+
+#include <cstdint>
+#include <type_traits>
+
+#include <bam/nvme/command.hpp>
+#include <bam/nvme/completion.hpp>
+#include <bam/nvme/status.hpp>
+#include <bam/platform/clock.hpp>
+#include <bam/platform/config.hpp>
+
+namespace bam {
+
+/// Most entries an NVMe I/O queue can have; one slot always stays empty and CID 0xFFFF is
+/// reserved by the specification, so depth is 2..65535.
+inline constexpr std::uint32_t max_queue_depth = 65535;
+
+/// Counters kept by the queue (written by lock winners only, so no contention).
+struct queue_counters {
+  std::uint64_t sq_doorbells;      ///< tail doorbell stores (batches)
+  std::uint64_t submitted;         ///< entries the tail passed
+  std::uint64_t cq_doorbells;      ///< head doorbell stores (drain batches)
+  std::uint64_t drained;           ///< completion entries drained
+  std::uint64_t late_completions;  ///< completions that came after their submitter gave up
+  std::uint64_t bad_completions;   ///< completions naming a command id out of range
+};
+
+/// The shared words of one queue pair. Each group that different agents write sits on its own
+/// 128-byte line.
+struct queue_control {
+  alignas(hot_line_bytes) std::uint64_t ticket;     ///< next virtual position
+  alignas(hot_line_bytes) std::uint32_t tail_lock;  ///< 1 while a winner advances the tail
+  std::uint32_t naive_lock;                         ///< the naive variant's queue lock
+  std::uint64_t vtail;                              ///< virtual tail: positions < vtail submitted
+  alignas(hot_line_bytes) std::uint32_t sq_head;    ///< SQ head the controller last reported
+  alignas(hot_line_bytes) std::uint32_t cq_lock;    ///< 1 while a drainer runs
+  std::uint32_t cq_state;                           ///< CQ head (15:0) and expected phase (16)
+  alignas(hot_line_bytes) std::uint32_t halted;     ///< 0, or 1 + the slot that halted the queue
+  alignas(hot_line_bytes) queue_counters counters;
+  alignas(hot_line_bytes) std::uint32_t sq_doorbell;  ///< emulated SQ tail doorbell
+  alignas(hot_line_bytes) std::uint32_t cq_doorbell;  ///< emulated CQ head doorbell
+};
+static_assert(sizeof(queue_control) % hot_line_bytes == 0);
+static_assert(std::is_trivially_copyable_v<queue_control>);
+
+/// Where each array of a queue pair lives inside one allocation (offsets in bytes).
+struct queue_layout {
+  std::uint32_t depth = 0;
+  std::uint64_t control = 0;
+  std::uint64_t sq = 0;       ///< depth x 64 B, 4 KiB aligned (a controller's DMA base)
+  std::uint64_t cq = 0;       ///< depth x 16 B, 4 KiB aligned
+  std::uint64_t turn = 0;     ///< depth x 4 B
+  std::uint64_t mark = 0;     ///< depth x 4 B
+  std::uint64_t mailbox = 0;  ///< depth x 8 B
+  std::uint64_t cq_laps = 0;  ///< depth x 4 B, drainer only
+  std::uint64_t bytes = 0;
+
+  /// The layout of a queue pair of `depth` entries (2..65535).
+  BAM_HD static constexpr queue_layout for_depth(std::uint32_t depth) {
+    auto align = [](std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; };
+    queue_layout l;
+    l.depth = depth;
+    l.control = 0;
+    l.sq = align(sizeof(queue_control), 4096);
+    l.cq = align(l.sq + std::uint64_t{depth} * nvme::submission_entry_bytes, 4096);
+    l.turn = align(l.cq + std::uint64_t{depth} * nvme::completion_entry_bytes, hot_line_bytes);
+    l.mark = align(l.turn + std::uint64_t{depth} * 4, hot_line_bytes);
+    l.mailbox = align(l.mark + std::uint64_t{depth} * 4, hot_line_bytes);
+    l.cq_laps = align(l.mailbox + std::uint64_t{depth} * 8, hot_line_bytes);
+    l.bytes = align(l.cq_laps + std::uint64_t{depth} * 4, 4096);
+    return l;
+  }
+};
+
+/// A submitted command: its virtual position, slot (= command id) and turn.
+struct queue_ticket {
+  std::uint64_t position = 0;
+  std::uint32_t slot = 0;
+  std::uint32_t turn = 0;
+};
+
+/// A view of a queue pair, passed to kernels by value. Made by the queue's owner.
+class queue_pair_ref {
+ public:
+  queue_pair_ref() = default;
+
+  /// Binds to queue memory laid out by queue_layout::for_depth(depth) at `base`. Doorbells
+  /// default to the emulated words inside the control block; a real SSD passes its MMIO
+  /// doorbell addresses.
+  BAM_HD queue_pair_ref(void* base, std::uint32_t depth, std::uint16_t queue_id,
+                        std::uint64_t timeout_ns, std::uint32_t* sq_doorbell = nullptr,
+                        std::uint32_t* cq_doorbell = nullptr, bool mmio_doorbells = false);
+
+  /// Takes a slot, writes `command` into it with command id = slot, and returns once the tail
+  /// has passed it (a doorbell covering it has been rung).
+  [[nodiscard]] BAM_HD io_status submit(nvme::submission_entry command, deadline until,
+                                        queue_ticket& out) const;
+
+  /// The naive baseline: one lock per queue held around slot claim, entry write and doorbell.
+  [[nodiscard]] BAM_HD io_status submit_naive(nvme::submission_entry command, deadline until,
+                                              queue_ticket& out) const;
+
+  /// Waits for the completion of `t` and frees its slot; returns its status.
+  [[nodiscard]] BAM_HD io_status wait(const queue_ticket& t, deadline until) const;
+
+  /// submit + wait with the queue's timeout.
+  [[nodiscard]] BAM_HD io_status execute(const nvme::submission_entry& command,
+                                         queue_ticket& out) const;
+
+  /// Drains completions if new ones are there and no one else is draining. Waiters call it;
+  /// anyone may.
+  BAM_HD void drain() const;
+
+  [[nodiscard]] BAM_HD std::uint32_t depth() const { return depth_; }
+  [[nodiscard]] BAM_HD std::uint16_t id() const { return queue_id_; }
+  [[nodiscard]] BAM_HD std::uint64_t timeout_ns() const { return timeout_ns_; }
+  [[nodiscard]] BAM_HD bool halted() const;
+
+  // Views for a controller, the owner and tests.
+  [[nodiscard]] BAM_HD nvme::submission_entry* sq() const { return sq_; }
+  [[nodiscard]] BAM_HD nvme::completion_entry* cq() const { return cq_; }
+  [[nodiscard]] BAM_HD std::uint32_t* sq_doorbell() const { return sq_doorbell_; }
+  [[nodiscard]] BAM_HD std::uint32_t* cq_doorbell() const { return cq_doorbell_; }
+  [[nodiscard]] BAM_HD queue_control* control() const { return control_; }
+
+ private:
+  BAM_HD void try_advance_tail() const;
+  BAM_HD io_status halt(std::uint32_t slot) const;
+  BAM_HD io_status wait_for_turn(const queue_ticket& t, deadline until,
+                                 bool drain_while_waiting) const;
+  BAM_HD void write_entry(const queue_ticket& t, nvme::submission_entry command) const;
+
+  queue_control* control_ = nullptr;
+  nvme::submission_entry* sq_ = nullptr;
+  nvme::completion_entry* cq_ = nullptr;
+  std::uint32_t* turn_ = nullptr;
+  std::uint32_t* mark_ = nullptr;
+  std::uint64_t* mailbox_ = nullptr;
+  std::uint32_t* cq_laps_ = nullptr;
+  std::uint32_t* sq_doorbell_ = nullptr;
+  std::uint32_t* cq_doorbell_ = nullptr;
+  std::uint64_t timeout_ns_ = 0;
+  std::uint32_t depth_ = 0;
+  std::uint16_t queue_id_ = 0;
+  bool mmio_doorbells_ = false;
+};
+static_assert(std::is_trivially_copyable_v<queue_pair_ref>);
+
+}  // namespace bam
+
+#include <bam/queue/detail/queue_pair.inl>

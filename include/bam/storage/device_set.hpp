@@ -1,0 +1,49 @@
+#pragma once
+/// @file
+/// A device set as the cache sees it: N devices, each with Q queue pairs, one namespace each,
+/// a stripe unit fixed at open (a multiple of the largest line size, so a line never spans
+/// devices), and optional replication (every device holds the whole extent; reads round robin,
+/// writes go to all).
+
+#include <cstdint>
+#include <type_traits>
+
+#include <bam/platform/config.hpp>
+#include <bam/queue/queue_pair.hpp>
+
+namespace bam {
+
+/// Where a byte of the set's address space lives.
+struct device_location {
+  std::uint32_t device;
+  std::uint64_t byte;  ///< byte offset within that device's namespace
+};
+
+/// A view of a device set, passed to kernels by value.
+struct device_set_ref {
+  queue_pair_ref* queues = nullptr;  ///< devices x queues_per_device, device major
+  std::uint32_t devices = 0;
+  std::uint32_t queues_per_device = 0;
+  std::uint32_t block_bytes = 512;       ///< logical block size of every namespace
+  std::uint32_t page_bytes = 4096;       ///< memory page size for PRPs
+  std::uint64_t stripe_bytes = 0;        ///< striping unit (unused when replicated)
+  std::uint64_t capacity_bytes = 0;      ///< bytes of the set's address space
+  std::uint32_t max_transfer_bytes = 0;  ///< largest single command the devices accept
+  bool replicated = false;
+
+  BAM_HD queue_pair_ref& queue(std::uint32_t device, std::uint32_t index) const {
+    return queues[std::uint64_t{device} * queues_per_device + index];
+  }
+
+  /// The device and device byte holding set byte `byte`. For a replicated set `replica`
+  /// picks the device; for a striped set it is ignored.
+  BAM_HD device_location locate(std::uint64_t byte, std::uint32_t replica = 0) const {
+    if (replicated || devices == 1) return {replicated ? replica % devices : 0u, byte};
+    const std::uint64_t stripe = byte / stripe_bytes;
+    return {static_cast<std::uint32_t>(stripe % devices),
+            (stripe / devices) * stripe_bytes + byte % stripe_bytes};
+  }
+};
+static_assert(std::is_trivially_copyable_v<device_set_ref>);
+
+}  // namespace bam

@@ -1,0 +1,99 @@
+#pragma once
+/// @file
+/// The emulated NVMe SSD backend: N devices with Q queue pairs each, served by a controller
+/// that speaks the NVMe wire format over queues in memory, with a latency/throughput model and
+/// fault injection. The application side is the same code that would drive a real SSD.
+///
+///     auto image = bam::backing_store::from_file("graph.bcsr", false);
+///     bam::emulated_storage ssd({.devices = 4}, image);
+///     ssd.start();                       // controller runs from here on
+///     ... kernels use ssd.ref() ...
+///     ssd.stop();
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <bam/storage/backing_store.hpp>
+#include <bam/storage/device_model.hpp>
+#include <bam/storage/device_set.hpp>
+
+namespace bam {
+
+/// Who runs the controller.
+enum class controller_placement {
+  cpu_thread,  ///< a host thread over queues in host memory (the CPU path)
+};
+
+struct storage_config {
+  std::uint32_t devices = 1;
+  std::uint32_t queues_per_device = 8;
+  std::uint32_t queue_depth = 256;         ///< 2..65535
+  std::uint32_t block_bytes = 512;         ///< 512 or 4096
+  std::uint64_t stripe_bytes = 64 * 1024;  ///< multiple of the largest cache line used
+  bool replicated = false;
+  std::uint32_t max_transfer_bytes = 1u << 20;
+  device_model model = device_model::optane();
+  fault_plan faults{};                           ///< applied to every device
+  std::uint64_t timeout_ns = 30'000'000'000ull;  ///< deadline of one command's wait
+  controller_placement placement = controller_placement::cpu_thread;
+};
+
+/// Counters of one emulated device.
+struct device_stats {
+  std::uint64_t commands = 0;
+  std::uint64_t reads = 0;
+  std::uint64_t writes = 0;
+  std::uint64_t flushes = 0;
+  std::uint64_t bytes_read = 0;
+  std::uint64_t bytes_written = 0;
+  std::uint64_t invalid = 0;          ///< rejected by validation
+  std::uint64_t injected_errors = 0;  ///< completed with an injected error status
+  std::uint64_t dropped = 0;          ///< completions never posted
+  std::uint64_t late = 0;             ///< completions delayed on purpose
+};
+
+struct storage_stats {
+  std::vector<device_stats> devices;
+  std::vector<queue_counters> queues;  ///< devices x queues, device major
+  [[nodiscard]] device_stats total() const;
+};
+
+/// Owner of an emulated device set. Not thread safe: set-up calls from one thread.
+class emulated_storage {
+ public:
+  /// Checks the configuration (throws bam::input_error naming the bad field) and allocates
+  /// the queues. The image is the set's address space.
+  emulated_storage(const storage_config& config, std::shared_ptr<backing_store> image);
+  ~emulated_storage();
+  emulated_storage(const emulated_storage&) = delete;
+  emulated_storage& operator=(const emulated_storage&) = delete;
+
+  /// The view kernels use. Valid while this object lives.
+  [[nodiscard]] device_set_ref ref() const;
+
+  /// Starts / stops the controller. stop() waits for it and leaves commands in flight
+  /// unanswered; call it when no kernel uses the queues.
+  void start();
+  void stop();
+  [[nodiscard]] bool running() const;
+
+  /// Puts a queue pair back in its initial state (after a halt). The controller must be
+  /// stopped and no thread may use the queue.
+  void reset_queue(std::uint32_t device, std::uint32_t queue);
+
+  /// Names queues whose oldest fetched command is older than `age_ns` (a watchdog's view),
+  /// as "device d queue q: command id c outstanding for N ms". Empty when all is well.
+  [[nodiscard]] std::vector<std::string> stuck_queues(std::uint64_t age_ns) const;
+
+  [[nodiscard]] storage_stats stats() const;
+  [[nodiscard]] const storage_config& config() const;
+  [[nodiscard]] backing_store& image() const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace bam

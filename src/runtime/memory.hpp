@@ -1,0 +1,30 @@
+#pragma once
+// Raw allocations by kind. Host memory is page aligned; pinned and device memory come from
+// CUDA and exist only in a CUDA build (elsewhere they throw bam::error).
+
+#include <cstdint>
+#include <string>
+
+#include <bam/storage/backing_store.hpp>
+
+namespace bam::runtime {
+
+/// `bytes` of memory of `kind`, page aligned. Throws bam::error when it cannot be had.
+void* allocate(std::uint64_t bytes, memory_kind kind);
+/// Frees what allocate returned (null is fine). Never throws.
+void release(void* p, memory_kind kind) noexcept;
+/// Zeroes `bytes` at `p`.
+void fill_zero(void* p, std::uint64_t bytes, memory_kind kind);
+/// Reads `bytes` of the open file `fd` into `p` (device memory through a staging buffer).
+/// Throws bam::input_error naming `path` on a short read.
+void load_file(int fd, const std::string& path, void* p, std::uint64_t bytes, memory_kind kind);
+
+namespace detail {
+// CUDA halves of the above (memory_cuda.cu, or memory_nocuda.cpp that throws).
+void* cuda_allocate(std::uint64_t bytes, memory_kind kind);
+void cuda_release(void* p, memory_kind kind) noexcept;
+void cuda_fill_zero(void* p, std::uint64_t bytes);
+void cuda_copy_to_device(void* dst, const void* src, std::uint64_t bytes);
+}  // namespace detail
+
+}  // namespace bam::runtime

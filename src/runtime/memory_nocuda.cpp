@@ -1,0 +1,19 @@
+// The CPU build: pinned and device memory need CUDA.
+#include "runtime/memory.hpp"
+
+#include <bam/error.hpp>
+
+namespace bam::runtime::detail {
+
+void* cuda_allocate(std::uint64_t, memory_kind) {
+  throw error("pinned or device memory needs a CUDA build of bam");
+}
+void cuda_release(void*, memory_kind) noexcept {}
+void cuda_fill_zero(void*, std::uint64_t) {
+  throw error("device memory needs a CUDA build of bam");
+}
+void cuda_copy_to_device(void*, const void*, std::uint64_t) {
+  throw error("device memory needs a CUDA build of bam");
+}
+
+}  // namespace bam::runtime::detail
