@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
   bam::tools::add_bench_commands(app);
+  bam::tools::add_graph_commands(app);
 
   try {
     app.parse(argc, argv);
