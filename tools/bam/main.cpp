@@ -37,6 +37,8 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
   bam::tools::add_bench_commands(app);
   bam::tools::add_graph_commands(app);
+  bam::tools::add_gather_command(app);
+  bam::tools::add_plan_command(app);
 
   try {
     app.parse(argc, argv);

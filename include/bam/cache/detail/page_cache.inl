@@ -1,0 +1,359 @@
+#pragma once
+// Definitions for page_cache.hpp. Each memory order says what it publishes or waits for.
+
+#include <cstring>
+
+#include <bam/platform/atomic.hpp>
+#include <bam/platform/backoff.hpp>
+#include <bam/platform/clock.hpp>
+#include <bam/storage/io.hpp>
+
+namespace bam {
+
+namespace detail {
+
+/// Applies `f` to a line state word with a CAS loop (pins may change under us: stray pin
+/// attempts add and remove pins even on a BUSY line). Returns the new value.
+template <class F>
+BAM_HD BAM_INLINE std::uint64_t update_word(std::uint64_t& word, F f, order o) {
+  atomic_ref<std::uint64_t> s(word);
+  std::uint64_t cur = s.load(order::relaxed);  // relaxed: the CAS below orders
+  std::uint64_t next = f(cur);
+  while (!s.compare_exchange(cur, next, o)) next = f(cur);
+  return next;
+}
+
+}  // namespace detail
+
+BAM_HD inline page_cache_ref::page_cache_ref(const memory& m, const cache_config& c,
+                                             std::uint32_t lines)
+    : data_(m.data),
+      state_(m.state),
+      referenced_(m.referenced),
+      hand_(m.hand),
+      prp_lists_(m.prp_lists),
+      bounce_(m.bounce),
+      bounce_busy_(m.bounce_busy),
+      slots_(m.slots),
+      victim_timeout_ns_(c.victim_timeout_ns),
+      prp_per_line_(m.prp_per_line),
+      bounce_count_(m.bounce_count),
+      bounce_bytes_(m.bounce_bytes),
+      slot_count_(m.slot_count),
+      lines_(lines),
+      line_bytes_(c.line_bytes),
+      clock_chunk_(c.clock_chunk == 0 ? 1u : c.clock_chunk) {
+  std::uint32_t shift = 0;
+  while ((1u << shift) < c.line_bytes) ++shift;
+  line_shift_ = shift;
+}
+
+BAM_HD inline std::uint64_t page_cache_ref::line_state(std::uint32_t line) const {
+  return atomic_ref<std::uint64_t>(state_[line]).load(order::relaxed);  // relaxed: a snapshot
+}
+
+BAM_HD inline void page_cache_ref::release(std::uint32_t line, std::uint32_t pins) const {
+  // release: our reads and writes of the line happen before an evictor's acquiring CAS.
+  atomic_ref<std::uint64_t>(state_[line]).fetch_sub(pins, order::release);
+}
+
+BAM_HD inline void page_cache_ref::mark_dirty(std::uint32_t line) const {
+  atomic_ref<std::uint64_t> st(state_[line]);
+  // relaxed: the bit (and the data written before it) are published by the releasing unpin
+  // that follows; reading first keeps clean-to-dirty the only write.
+  if (!(st.load(order::relaxed) & cache::line_bits::dirty)) {
+    st.fetch_or(cache::line_bits::dirty, order::relaxed);
+  }
+}
+
+BAM_HD inline const array_slot* page_cache_ref::slot_of_tag(std::uint64_t tag) const {
+  for (std::uint32_t i = 0; i < slot_count_; ++i) {
+    const array_slot& s = slots_[i];
+    if (tag > s.tag_base && tag <= s.tag_base + s.pages) return &s;
+  }
+  return nullptr;
+}
+
+BAM_HD inline acquire_result page_cache_ref::acquire(const array_slot& a, std::uint64_t page,
+                                                     std::uint32_t pins, std::uint32_t hint) const {
+  using namespace cache;
+  const std::uint64_t tag = a.tag_base + page + 1u;
+  atomic_ref<std::uint32_t> entry(a.page_table[page]);
+  backoff pause;
+  std::uint64_t give_up_ns = 0;  // read the clock only once we have to wait
+  bool waited = false;
+  for (;;) {
+    // acquire: the loader published the line's state and data before the entry.
+    const std::uint32_t e = entry.load(order::acquire);
+    if (page_mapped(e)) {
+      const std::uint32_t line = page_line(e);
+      atomic_ref<std::uint64_t> st(state_[line]);
+      // acquire: the line's data, published with VALID by the loader's release.
+      const std::uint64_t s = st.fetch_add(pins, order::acquire);
+      if (pin_usable(s, tag)) {
+        atomic_ref<std::uint32_t> ref(referenced_[line]);
+        if (ref.load(order::relaxed) == 0) ref.store(1u, order::relaxed);  // relaxed: a CLOCK hint
+        return {line, {}, waited ? probe_kind::miss_wait : probe_kind::hit};
+      }
+      st.fetch_sub(pins, order::relaxed);  // relaxed: undoes a pin that never counted
+      waited = true;                       // the line is being evicted; the entry will change
+    } else if (e == page_bits::unmapped) {
+      std::uint32_t expected = page_bits::unmapped;
+      // acquire: an evictor wrote the page back before it released the unmapped entry.
+      if (entry.compare_exchange(expected, page_bits::loading, order::acquire)) {
+        return load(a, page, tag, pins, hint);
+      }
+      continue;
+    } else if (page_failed(e)) {
+      return {0, page_failure_status(e), probe_kind::failed};
+    } else {
+      waited = true;  // loading: miss coalescing, wait for the loader
+    }
+    const std::uint64_t now = now_ns();
+    if (give_up_ns == 0) {
+      // The loader's own waits are bounded by the victim search and the queue's deadline.
+      give_up_ns = now + 2 * victim_timeout_ns_ + a.set.queue(0, 0).timeout_ns();
+    } else if (now > give_up_ns) {
+      return {0, io_status::host(status_source::timeout), probe_kind::failed};
+    }
+    pause.pause();
+  }
+}
+
+BAM_HD inline bool page_cache_ref::claim_victim(std::uint32_t& line, std::uint64_t& old_state,
+                                                std::uint64_t deadline_ns) const {
+  using namespace cache;
+  atomic_ref<std::uint64_t> hand(*hand_);
+  backoff pause;
+  for (;;) {
+    // relaxed: the hand only spreads the searches; the CAS below decides who owns a line.
+    const std::uint64_t base = hand.fetch_add(clock_chunk_, order::relaxed);
+    for (std::uint32_t i = 0; i < clock_chunk_; ++i) {
+      const auto l = static_cast<std::uint32_t>((base + i) % lines_);
+      atomic_ref<std::uint64_t> st(state_[l]);
+      std::uint64_t s = st.load(order::relaxed);  // relaxed: a candidate check; the CAS orders
+      if ((s & line_bits::busy) || line_pins(s) != 0) continue;
+      atomic_ref<std::uint32_t> ref(referenced_[l]);
+      if (ref.load(order::relaxed) != 0) {  // relaxed: a CLOCK hint
+        ref.store(0u, order::relaxed);      // second chance
+        continue;
+      }
+      // acquire: the last pin holders' accesses (released by their unpins) happen before we
+      // write the line back or overwrite it.
+      if (st.compare_exchange(s, s | line_bits::busy, order::acquire)) {
+        line = l;
+        old_state = s;
+        return true;
+      }
+    }
+    if (now_ns() > deadline_ns) return false;
+    pause.pause();
+  }
+}
+
+BAM_HD inline io_status page_cache_ref::line_io(nvme::io_opcode op, const array_slot& a,
+                                                std::uint64_t page, std::uint32_t line,
+                                                std::uint32_t hint, io_where& where) const {
+  const std::uint64_t set_byte = (a.first_line + page) << line_shift_;
+  std::uint64_t bytes = line_bytes_;
+  if (set_byte + bytes > a.set.capacity_bytes) {
+    // The set ends inside this line: move whole blocks up to its end.
+    const std::uint64_t block = a.set.block_bytes;
+    bytes = (a.set.capacity_bytes - set_byte + block - 1) / block * block;
+  }
+  io_request r;
+  r.op = op;
+  r.set_byte = set_byte;
+  r.bytes = static_cast<std::uint32_t>(bytes);
+  r.buffer = line_data(line);
+  r.prp_list = prp_lists_ ? prp_lists_ + std::uint64_t{line} * prp_per_line_ : nullptr;
+  r.prp_list_dma = reinterpret_cast<std::uint64_t>(r.prp_list);
+  r.prp_capacity = prp_per_line_;
+  r.queue_hint = hint;
+  const io_status s = device_io(a.set, r, where);
+  if (s.ok()) {
+    a.stats.add(op == nvme::io_opcode::read ? &cache_stats::loads : &cache_stats::write_backs, 1);
+    a.stats.add(&cache_stats::bytes_moved, bytes);
+  }
+  return s;
+}
+
+BAM_HD inline io_status page_cache_ref::evict(std::uint32_t line, std::uint64_t old_state,
+                                              const array_slot& for_array) const {
+  using namespace cache;
+  const std::uint64_t tag = line_tag(old_state);
+  if (!(old_state & line_bits::valid) || tag == 0) return {};  // a free line
+  const array_slot* owner = slot_of_tag(tag);
+  if (owner == nullptr) return {};
+  const std::uint64_t page = tag - 1u - owner->tag_base;
+  if (old_state & line_bits::dirty) {
+    io_where where;
+    const io_status s = line_io(nvme::io_opcode::write, *owner, page, line, line, where);
+    if (!s.ok()) {
+      owner->errors->record(error_kind::write_back, s, where.device, where.queue, where.command_id,
+                            where.lba, 0);
+      // The data must not be lost: the line stays valid, dirty and mapped.
+      // release: nothing new; ends our exclusive hold like any other BUSY release.
+      detail::update_word(
+          state_[line], [](std::uint64_t cur) { return cur & ~line_bits::busy; }, order::release);
+      return s;
+    }
+  }
+  // release: the write-back finished before anyone can load the page again.
+  atomic_ref<std::uint32_t>(owner->page_table[page]).store(page_bits::unmapped, order::release);
+  for_array.stats.add(&cache_stats::evictions, 1);
+  return {};
+}
+
+BAM_HD inline acquire_result page_cache_ref::load(const array_slot& a, std::uint64_t page,
+                                                  std::uint64_t tag, std::uint32_t pins,
+                                                  std::uint32_t hint) const {
+  using namespace cache;
+  atomic_ref<std::uint32_t> entry(a.page_table[page]);
+  const std::uint64_t deadline_ns = now_ns() + victim_timeout_ns_;
+  std::uint32_t line = 0;
+  for (;;) {
+    std::uint64_t old = 0;
+    if (!claim_victim(line, old, deadline_ns)) {
+      a.errors->record(error_kind::cache, io_status::host(status_source::cache_exhausted), 0, 0, 0,
+                       0, page);
+      // release: nothing was loaded; a later accessor may try again.
+      entry.store(page_bits::unmapped, order::release);
+      return {0, io_status::host(status_source::cache_exhausted), probe_kind::failed};
+    }
+    if (evict(line, old, a).ok()) break;  // a failed write-back keeps that line; try another
+  }
+  // The line is ours (BUSY) and unmapped: give it this page's tag.
+  // relaxed: only BUSY holders change the tag, and nobody pins a BUSY line.
+  detail::update_word(
+      state_[line],
+      [tag](std::uint64_t cur) {
+        return (cur & line_bits::pin_mask) | line_bits::busy | (tag << line_bits::tag_shift);
+      },
+      order::relaxed);
+  io_where where;
+  const io_status s = line_io(nvme::io_opcode::read, a, page, line, hint, where);
+  if (!s.ok()) {
+    const bool may_land_later =
+        s.source() == status_source::timeout || s.source() == status_source::queue_halted;
+    // A command that may still complete could write into the line later: keep the line
+    // BUSY with no owner forever (lost to the cache) rather than hand it to another page.
+    // relaxed: no data is published with a failed line.
+    detail::update_word(
+        state_[line],
+        [may_land_later](std::uint64_t cur) {
+          return (cur & line_bits::pin_mask) | (may_land_later ? line_bits::busy : 0u);
+        },
+        order::relaxed);
+    a.errors->record(error_kind::read, s, where.device, where.queue, where.command_id, where.lba,
+                     page);
+    // release: waiters see the failure instead of waiting on.
+    entry.store(page_failure(s), order::release);
+    return {0, s, probe_kind::failed};
+  }
+  // release: the line's data, read by the command, before VALID and our pins.
+  detail::update_word(
+      state_[line],
+      [tag, pins](std::uint64_t cur) {
+        return ((cur & line_bits::pin_mask) + pins) | line_bits::valid |
+               (tag << line_bits::tag_shift);
+      },
+      order::release);
+  atomic_ref<std::uint32_t>(referenced_[line]).store(1u, order::relaxed);  // relaxed: a CLOCK hint
+  // release: the line's state and data before the page can be found mapped.
+  entry.store(page_entry_for_line(line), order::release);
+  return {line, {}, probe_kind::miss};
+}
+
+BAM_HD inline io_status page_cache_ref::flush_line(const array_slot& a, std::uint32_t line) const {
+  using namespace cache;
+  atomic_ref<std::uint64_t> st(state_[line]);
+  backoff pause;
+  std::uint64_t give_up_ns = 0;
+  std::uint64_t s = 0;
+  for (;;) {
+    s = st.load(order::relaxed);  // relaxed: a check; the CAS below orders
+    if (!(s & line_bits::valid) || !(s & line_bits::dirty)) return {};
+    const std::uint64_t tag = line_tag(s);
+    if (tag <= a.tag_base || tag > a.tag_base + a.pages) return {};  // another array's line
+    // acquire: the writers' data, released by their unpins.
+    if (!(s & line_bits::busy) && line_pins(s) == 0 &&
+        st.compare_exchange(s, s | line_bits::busy, order::acquire)) {
+      break;
+    }
+    const std::uint64_t now = now_ns();
+    if (give_up_ns == 0) {
+      give_up_ns = now + victim_timeout_ns_;
+    } else if (now > give_up_ns) {
+      return io_status::host(status_source::timeout);
+    }
+    pause.pause();
+  }
+  const std::uint64_t page = line_tag(s) - 1u - a.tag_base;
+  io_where where;
+  const io_status w = line_io(nvme::io_opcode::write, a, page, line, line, where);
+  if (!w.ok()) {
+    a.errors->record(error_kind::write_back, w, where.device, where.queue, where.command_id,
+                     where.lba, page);
+  }
+  const std::uint64_t clear = w.ok() ? (line_bits::busy | line_bits::dirty) : line_bits::busy;
+  // release: ends our exclusive hold; the next holder sees the line as we leave it.
+  detail::update_word(
+      state_[line], [clear](std::uint64_t cur) { return cur & ~clear; }, order::release);
+  return w;
+}
+
+BAM_HD inline io_status page_cache_ref::read_through(const array_slot& a, std::uint64_t set_byte,
+                                                     std::uint32_t bytes, void* out,
+                                                     std::uint32_t hint) const {
+  const std::uint64_t block = a.set.block_bytes;
+  const std::uint64_t first = set_byte / block * block;
+  const std::uint64_t last = (set_byte + bytes + block - 1) / block * block;
+  if (last - first > bounce_bytes_ || bounce_count_ == 0) {
+    return io_status::host(status_source::invalid_request);
+  }
+  // Take a bounce buffer: probe from a spread start; bounded.
+  backoff pause;
+  std::uint64_t give_up_ns = 0;
+  std::uint32_t b = static_cast<std::uint32_t>((std::uint64_t{hint} * 2654435761u) % bounce_count_);
+  for (std::uint32_t tries = 0;; ++tries) {
+    std::uint32_t expected = 0;
+    // acquire: the previous user of the buffer finished reading it.
+    if (atomic_ref<std::uint32_t>(bounce_busy_[b]).compare_exchange(expected, 1u, order::acquire))
+      break;
+    b = b + 1 == bounce_count_ ? 0 : b + 1;
+    if (tries % bounce_count_ == bounce_count_ - 1) {
+      const std::uint64_t now = now_ns();
+      if (give_up_ns == 0) {
+        give_up_ns = now + victim_timeout_ns_;
+      } else if (now > give_up_ns) {
+        return io_status::host(status_source::cache_exhausted);
+      }
+      pause.pause();
+    }
+  }
+  std::uint8_t* buffer = bounce_ + std::uint64_t{b} * bounce_bytes_;
+  io_request r;
+  r.op = nvme::io_opcode::read;
+  r.set_byte = first;
+  r.bytes = static_cast<std::uint32_t>(last - first);
+  r.buffer = buffer;
+  r.queue_hint = hint;
+  io_where where;
+  const io_status s = device_io(a.set, r, where);
+  if (s.ok()) {
+    std::memcpy(out, buffer + (set_byte - first), bytes);
+    a.stats.add(&cache_stats::read_through, 1);
+    a.stats.add(&cache_stats::bytes_moved, last - first);
+  } else {
+    a.errors->record(error_kind::read, s, where.device, where.queue, where.command_id, where.lba,
+                     0);
+    // A command that may still complete could write the buffer later: keep it taken.
+    if (s.source() == status_source::timeout || s.source() == status_source::queue_halted) return s;
+  }
+  // release: our read of the buffer happens before its next user's command fills it.
+  atomic_ref<std::uint32_t>(bounce_busy_[b]).store(0u, order::release);
+  return s;
+}
+
+}  // namespace bam

@@ -1,0 +1,153 @@
+#pragma once
+/// @file
+/// BaM's software page cache (seed 000 sections 4.1, 4.3, 4.4; DESIGN section 5).
+///
+/// A fixed pool of lines allocated at start-up. Translation (array page -> line, one 32-bit
+/// entry per page in each array's page table) is kept apart from line state (one 64-bit word
+/// per line, line_state.hpp). A hit reads the page entry and pins the line with one atomic; a
+/// miss locks the page entry (unmapped -> loading), picks a victim by CLOCK with a hand that
+/// advances in chunks, skips pinned lines, writes back a dirty victim, reads the page through
+/// the device set's queues and publishes the line. Threads that miss on a page that is loading
+/// wait for it (one command per page load).
+///
+/// Pinning is behind acquire()/release(): a per-line count today; callers never see which.
+/// The cache cannot deadlock on its own size: no caller holds a pin while it waits on a load,
+/// and the victim search is bounded.
+///
+/// page_cache (cache_owner.hpp) owns the memory; page_cache_ref is what kernels hold.
+
+#include <cstdint>
+#include <type_traits>
+
+#include <bam/cache/cache_config.hpp>
+#include <bam/cache/error_record.hpp>
+#include <bam/cache/line_state.hpp>
+#include <bam/cache/stats.hpp>
+#include <bam/nvme/status.hpp>
+#include <bam/platform/config.hpp>
+#include <bam/storage/device_set.hpp>
+#include <bam/storage/io.hpp>
+
+namespace bam {
+
+/// What the cache knows of one array that uses it: where its pages live on the device set,
+/// its page table, statistics and error record.
+struct array_slot {
+  std::uint64_t tag_base = 0;  ///< global page id of the array's page 0
+  std::uint64_t pages = 0;
+  std::uint32_t* page_table = nullptr;
+  std::uint64_t first_line = 0;  ///< set line index of page 0
+  device_set_ref set;
+  stats_ref stats;
+  error_record* errors = nullptr;
+  std::uint32_t writable = 0;
+};
+static_assert(std::is_trivially_copyable_v<array_slot>);
+
+/// How an acquire went.
+enum class probe_kind : std::uint8_t { hit = 0, miss = 1, miss_wait = 2, failed = 3 };
+
+struct acquire_result {
+  std::uint32_t line = 0;
+  io_status status;
+  probe_kind kind = probe_kind::hit;
+
+  /// Packs into one word for a warp shuffle.
+  BAM_HD std::uint64_t pack() const {
+    return std::uint64_t{line} | (std::uint64_t{status.bits() & 0xffffffu} << 32) |
+           (std::uint64_t{static_cast<std::uint8_t>(kind)} << 56);
+  }
+  BAM_HD static acquire_result unpack(std::uint64_t w) {
+    return {static_cast<std::uint32_t>(w),
+            io_status::from_bits(static_cast<std::uint32_t>(w >> 32) & 0xffffffu),
+            static_cast<probe_kind>(w >> 56)};
+  }
+};
+
+/// A view of a page cache, passed to kernels by value. All members may be called by any
+/// number of threads at once.
+class page_cache_ref {
+ public:
+  /// Pins the line holding `page` of `array` `pins` times (a warp leader pins for its group),
+  /// loading it on a miss. On failure the status says why and nothing is pinned.
+  [[nodiscard]] BAM_HD acquire_result acquire(const array_slot& array, std::uint64_t page,
+                                              std::uint32_t pins, std::uint32_t hint) const;
+
+  /// Drops `pins` pins taken by acquire.
+  BAM_HD void release(std::uint32_t line, std::uint32_t pins = 1) const;
+
+  /// Marks a pinned line dirty (call before release).
+  BAM_HD void mark_dirty(std::uint32_t line) const;
+
+  /// Writes `line` back if it is dirty and belongs to `array`; waits (bounded) for pins to
+  /// drop. Used by flush().
+  [[nodiscard]] BAM_HD io_status flush_line(const array_slot& array, std::uint32_t line) const;
+
+  /// Reads `bytes` at set byte `set_byte` of `array` without caching, through a bounce
+  /// buffer, into `out` (mode none, and launches too large for the cache).
+  [[nodiscard]] BAM_HD io_status read_through(const array_slot& array, std::uint64_t set_byte,
+                                              std::uint32_t bytes, void* out,
+                                              std::uint32_t hint) const;
+
+  [[nodiscard]] BAM_HD std::uint8_t* line_data(std::uint32_t line) const {
+    return data_ + std::uint64_t{line} * line_bytes_;
+  }
+  [[nodiscard]] BAM_HD std::uint32_t line_bytes() const { return line_bytes_; }
+  [[nodiscard]] BAM_HD std::uint32_t line_shift() const { return line_shift_; }
+  [[nodiscard]] BAM_HD std::uint32_t lines() const { return lines_; }
+  [[nodiscard]] BAM_HD std::uint64_t line_state(std::uint32_t line) const;
+
+  /// Set up by the owner.
+  struct memory {
+    std::uint8_t* data;
+    std::uint64_t* state;
+    std::uint32_t* referenced;
+    std::uint64_t* hand;
+    std::uint64_t* prp_lists;
+    std::uint32_t prp_per_line;
+    std::uint8_t* bounce;
+    std::uint32_t* bounce_busy;
+    std::uint32_t bounce_count;
+    std::uint32_t bounce_bytes;
+    array_slot* slots;
+    std::uint32_t slot_count;
+  };
+  page_cache_ref() = default;
+  BAM_HD page_cache_ref(const memory& m, const cache_config& c, std::uint32_t lines);
+
+ private:
+  BAM_HD acquire_result load(const array_slot& a, std::uint64_t page, std::uint64_t tag,
+                             std::uint32_t pins, std::uint32_t hint) const;
+  BAM_HD bool claim_victim(std::uint32_t& line, std::uint64_t& old_state,
+                           std::uint64_t deadline_ns) const;
+  BAM_HD io_status evict(std::uint32_t line, std::uint64_t old_state,
+                         const array_slot& for_array) const;
+  BAM_HD io_status line_io(nvme::io_opcode op, const array_slot& a, std::uint64_t page,
+                           std::uint32_t line, std::uint32_t hint, io_where& where) const;
+  BAM_HD const array_slot* slot_of_tag(std::uint64_t tag) const;
+  BAM_HD std::uint64_t set_state(std::uint32_t line, std::uint64_t keep_mask, std::uint64_t bits,
+                                 std::uint32_t add_pins) const;
+
+  std::uint8_t* data_ = nullptr;
+  std::uint64_t* state_ = nullptr;
+  std::uint32_t* referenced_ = nullptr;
+  std::uint64_t* hand_ = nullptr;
+  std::uint64_t* prp_lists_ = nullptr;
+  std::uint8_t* bounce_ = nullptr;
+  std::uint32_t* bounce_busy_ = nullptr;
+  array_slot* slots_ = nullptr;
+  std::uint64_t victim_timeout_ns_ = 0;
+  std::uint32_t prp_per_line_ = 0;
+  std::uint32_t bounce_count_ = 0;
+  std::uint32_t bounce_bytes_ = 0;
+  std::uint32_t slot_count_ = 0;
+  std::uint32_t lines_ = 0;
+  std::uint32_t line_bytes_ = 0;
+  std::uint32_t line_shift_ = 0;
+  std::uint32_t clock_chunk_ = 32;
+};
+static_assert(std::is_trivially_copyable_v<page_cache_ref>);
+
+}  // namespace bam
+
+#include <bam/cache/detail/page_cache.inl>

@@ -1,0 +1,63 @@
+#pragma once
+/// @file
+/// Cache statistics, kept in shards so that no counter is a single hot address (a shard per SM
+/// on the GPU, per pool worker on the CPU), summed on the host by array::stats().
+
+#include <cstdint>
+
+#include <bam/platform/agent.hpp>
+#include <bam/platform/atomic.hpp>
+#include <bam/platform/config.hpp>
+
+namespace bam {
+
+/// The counters of one array. probes = hits + misses; accesses = probes + coalesced + reused;
+/// io_commands = loads + write_backs (+ read-through reads); I/O amplification =
+/// bytes_moved / bytes_requested.
+struct cache_stats {
+  std::uint64_t accesses = 0;         ///< element reads and writes by the application
+  std::uint64_t hits = 0;             ///< probes that found the line resident
+  std::uint64_t misses = 0;           ///< probes that did not (including waits on a load)
+  std::uint64_t miss_waits = 0;       ///< misses that waited for another thread's load
+  std::uint64_t coalesced = 0;        ///< accesses served by another lane's probe
+  std::uint64_t reused = 0;           ///< accesses served by a pin the thread kept
+  std::uint64_t loads = 0;            ///< read commands that filled a line
+  std::uint64_t write_backs = 0;      ///< write commands of dirty lines
+  std::uint64_t read_through = 0;     ///< uncached reads (mode none, or a too-small cache)
+  std::uint64_t evictions = 0;        ///< lines taken from another page
+  std::uint64_t bytes_requested = 0;  ///< bytes the application asked for
+  std::uint64_t bytes_moved = 0;      ///< bytes read and written by I/O commands
+  std::uint64_t errors = 0;           ///< accesses that returned an error status
+
+  [[nodiscard]] std::uint64_t probes() const { return hits + misses; }
+  [[nodiscard]] std::uint64_t io_commands() const { return loads + write_backs + read_through; }
+  [[nodiscard]] double hit_rate() const {
+    return probes() ? static_cast<double>(hits) / static_cast<double>(probes()) : 0.0;
+  }
+  [[nodiscard]] double amplification() const {
+    return bytes_requested ? static_cast<double>(bytes_moved) / static_cast<double>(bytes_requested)
+                           : 0.0;
+  }
+  cache_stats& operator+=(const cache_stats& o);
+};
+
+/// One shard: the same counters, on their own line.
+struct alignas(hot_line_bytes) stat_shard {
+  cache_stats counters;
+};
+
+/// Where a kernel adds to the statistics of one array.
+struct stats_ref {
+  stat_shard* shards = nullptr;
+  std::uint32_t count = 0;
+
+  /// Adds `by` to the counter at `member` of this agent's shard.
+  BAM_HD void add(std::uint64_t cache_stats::*member, std::uint64_t by) const {
+    if (by == 0) return;
+    stat_shard& s = shards[agent_index() % count];
+    // relaxed: a statistic; stats() is read after the kernels that wrote it have finished.
+    atomic_ref<std::uint64_t>(s.counters.*member).fetch_add(by, order::relaxed);
+  }
+};
+
+}  // namespace bam

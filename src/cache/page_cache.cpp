@@ -1,0 +1,313 @@
+#include <bam/cache.hpp>
+
+#include <cstring>
+#include <vector>
+
+#include <bam/error.hpp>
+#include <bam/nvme/prp.hpp>
+
+#include "cache/cpu_executor.hpp"
+#include "runtime/memory.hpp"
+
+namespace bam {
+
+const char* to_string(cache_mode m) {
+  switch (m) {
+    case cache_mode::none:
+      return "none";
+    case cache_mode::naive:
+      return "naive";
+    case cache_mode::optimized:
+      return "optimized";
+  }
+  return "unknown";
+}
+
+cache_stats& cache_stats::operator+=(const cache_stats& o) {
+  accesses += o.accesses;
+  hits += o.hits;
+  misses += o.misses;
+  miss_waits += o.miss_waits;
+  coalesced += o.coalesced;
+  reused += o.reused;
+  loads += o.loads;
+  write_backs += o.write_backs;
+  read_through += o.read_through;
+  evictions += o.evictions;
+  bytes_requested += o.bytes_requested;
+  bytes_moved += o.bytes_moved;
+  errors += o.errors;
+  return *this;
+}
+
+namespace {
+
+constexpr std::uint32_t max_arrays = 64;
+constexpr std::uint32_t bounce_bytes = 4096;
+constexpr std::uint32_t prp_page_bytes = 4096;
+
+bool power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+void check_config(const cache_config& c) {
+  auto bad = [](const std::string& what) { throw input_error("cache configuration: " + what); };
+  if (!power_of_two(c.line_bytes) || c.line_bytes < 512 || c.line_bytes > 65536) {
+    bad("line size must be a power of two from 512 B to 64 KiB, got " +
+        std::to_string(c.line_bytes));
+  }
+  const std::uint64_t lines = c.capacity_bytes / c.line_bytes;
+  if (lines < 1) bad("capacity " + std::to_string(c.capacity_bytes) + " holds no line");
+  if (lines > cache::page_bits::max_lines) bad("too many lines (" + std::to_string(lines) + ")");
+  if (c.stat_shards == 0) bad("statistics need at least one shard");
+  if (c.victim_timeout_ns == 0) bad("victim timeout must be positive");
+}
+
+std::uint32_t prp_entries_per_line(std::uint32_t line_bytes) {
+  return static_cast<std::uint32_t>(nvme::prp_list_entries(0, line_bytes, prp_page_bytes));
+}
+
+}  // namespace
+
+cache_plan plan_cache(const cache_config& c, std::uint64_t data_bytes,
+                      std::uint64_t concurrent_warps) {
+  check_config(c);
+  cache_plan p;
+  p.lines = c.capacity_bytes / c.line_bytes;
+  p.line_state_bytes = p.lines * (8 + 4);
+  p.prp_list_bytes = p.lines * prp_entries_per_line(c.line_bytes) * 8;
+  p.bounce_bytes = std::uint64_t{c.bounce_buffers} * bounce_bytes;
+  p.page_table_bytes = (data_bytes + c.line_bytes - 1) / c.line_bytes * 4;
+  p.metadata_bytes = p.line_state_bytes + p.prp_list_bytes + p.bounce_bytes + p.page_table_bytes +
+                     std::uint64_t{c.stat_shards} * sizeof(stat_shard);
+  p.min_lines_for_launch = 2 * concurrent_warps;
+  return p;
+}
+
+struct page_cache::impl {
+  cache_config config;
+  std::unique_ptr<detail::cache_executor> exec;
+  memory_kind memory = memory_kind::host;
+  std::uint32_t lines = 0;
+  page_cache_ref::memory mem{};
+
+  struct array_state {
+    bool used = false;
+    std::string name;
+    array_slot slot;
+    std::uint32_t* page_table = nullptr;
+    stat_shard* shards = nullptr;
+    error_record* errors = nullptr;
+  };
+  std::vector<array_state> arrays;
+  std::uint64_t next_tag_base = 0;
+
+  void* alloc(std::uint64_t bytes) {
+    void* p = runtime::allocate(bytes, memory);
+    runtime::fill_zero(p, bytes, memory);
+    return p;
+  }
+  void free(void* p) { runtime::release(p, memory); }
+
+  void publish_slot(std::uint32_t index) {
+    exec->copy_to_cache(&mem.slots[index], &arrays[index].slot, sizeof(array_slot));
+  }
+
+  ~impl() {
+    for (auto& a : arrays) {
+      if (!a.used) continue;
+      free(a.page_table);
+      free(a.shards);
+      runtime::release(a.errors,
+                       memory == memory_kind::host ? memory_kind::host : memory_kind::pinned);
+    }
+    free(mem.data);
+    free(mem.state);
+    free(mem.referenced);
+    free(mem.hand);
+    free(mem.prp_lists);
+    free(mem.bounce);
+    free(mem.bounce_busy);
+    free(mem.slots);
+  }
+};
+
+page_cache::page_cache(const cache_config& config, host_stream& stream)
+    : impl_(std::make_unique<impl>()) {
+  check_config(config);
+  impl& m = *impl_;
+  m.config = config;
+  m.exec = detail::make_cpu_executor(stream);
+  m.memory = m.exec->memory();
+  m.lines = static_cast<std::uint32_t>(config.capacity_bytes / config.line_bytes);
+  if (m.config.bounce_buffers == 0) {
+    m.config.bounce_buffers = static_cast<std::uint32_t>(m.exec->concurrent_warps() * 32);
+  }
+  auto& mem = m.mem;
+  mem.data = static_cast<std::uint8_t*>(m.alloc(std::uint64_t{m.lines} * config.line_bytes));
+  mem.state = static_cast<std::uint64_t*>(m.alloc(std::uint64_t{m.lines} * 8));
+  mem.referenced = static_cast<std::uint32_t*>(m.alloc(std::uint64_t{m.lines} * 4));
+  mem.hand = static_cast<std::uint64_t*>(m.alloc(hot_line_bytes));
+  mem.prp_per_line = prp_entries_per_line(config.line_bytes);
+  mem.prp_lists =
+      mem.prp_per_line
+          ? static_cast<std::uint64_t*>(m.alloc(std::uint64_t{m.lines} * mem.prp_per_line * 8))
+          : nullptr;
+  mem.bounce_count = m.config.bounce_buffers;
+  mem.bounce_bytes = bounce_bytes;
+  mem.bounce = static_cast<std::uint8_t*>(m.alloc(std::uint64_t{mem.bounce_count} * bounce_bytes));
+  mem.bounce_busy = static_cast<std::uint32_t*>(m.alloc(std::uint64_t{mem.bounce_count} * 4));
+  mem.slots = static_cast<array_slot*>(m.alloc(sizeof(array_slot) * max_arrays));
+  mem.slot_count = 0;
+  m.arrays.resize(max_arrays);
+}
+
+page_cache::~page_cache() = default;
+
+page_cache_ref page_cache::ref() const {
+  return page_cache_ref(impl_->mem, impl_->config, impl_->lines);
+}
+const cache_config& page_cache::config() const { return impl_->config; }
+std::uint32_t page_cache::lines() const { return impl_->lines; }
+std::uint64_t page_cache::concurrent_warps() const { return impl_->exec->concurrent_warps(); }
+
+page_cache::attachment page_cache::attach(const device_set_ref& set, std::uint64_t first_line,
+                                          std::uint64_t pages, bool writable,
+                                          const std::string& name) {
+  impl& m = *impl_;
+  std::uint32_t index = 0;
+  while (index < max_arrays && m.arrays[index].used) ++index;
+  if (index == max_arrays) {
+    throw input_error("a cache serves at most " + std::to_string(max_arrays) + " arrays at once");
+  }
+  if (m.next_tag_base + pages >= cache::line_bits::max_tag) {
+    throw input_error("array '" + name + "': the cache's page space (2^40 pages) is used up");
+  }
+  auto& a = m.arrays[index];
+  a.used = true;
+  a.name = name;
+  a.page_table = static_cast<std::uint32_t*>(m.alloc(pages * 4));
+  a.shards = static_cast<stat_shard*>(m.alloc(sizeof(stat_shard) * m.config.stat_shards));
+  const memory_kind record_memory =
+      m.memory == memory_kind::host ? memory_kind::host : memory_kind::pinned;
+  a.errors = static_cast<error_record*>(runtime::allocate(sizeof(error_record), record_memory));
+  std::memset(a.errors, 0, sizeof(error_record));
+  a.slot.tag_base = m.next_tag_base;
+  a.slot.pages = pages;
+  a.slot.page_table = a.page_table;
+  a.slot.first_line = first_line;
+  a.slot.set = set;
+  a.slot.stats = stats_ref{a.shards, m.config.stat_shards};
+  a.slot.errors = a.errors;
+  a.slot.writable = writable ? 1u : 0u;
+  m.next_tag_base += pages;
+  m.publish_slot(index);
+  if (index + 1 > m.mem.slot_count) m.mem.slot_count = index + 1;
+  return {index, a.slot};
+}
+
+void page_cache::detach(std::uint32_t index) noexcept {
+  impl& m = *impl_;
+  auto& a = m.arrays[index];
+  if (!a.used) return;
+  // Lines still tagged with this array's pages now belong to no slot and are taken as free.
+  a.slot.pages = 0;
+  try {
+    m.publish_slot(index);
+  } catch (...) {
+  }
+  m.free(a.page_table);
+  m.free(a.shards);
+  runtime::release(a.errors,
+                   m.memory == memory_kind::host ? memory_kind::host : memory_kind::pinned);
+  a = impl::array_state{};
+}
+
+namespace {
+[[noreturn]] void throw_recorded(const error_record& r, const std::string& name,
+                                 std::uint32_t lines, std::uint64_t warps) {
+  nvme_error::details d;
+  d.device = r.device;
+  d.queue = r.queue;
+  d.command_id = r.command_id;
+  d.lba = r.lba;
+  d.status = r.status;
+  std::string context = "array '" + name + "'";
+  switch (static_cast<error_kind>(r.kind)) {
+    case error_kind::read:
+      context += ": reading page " + std::to_string(r.index);
+      break;
+    case error_kind::write_back:
+      context += ": writing back page " + std::to_string(r.index);
+      break;
+    case error_kind::out_of_range:
+      context += ": index " + std::to_string(r.index) + " is past the end";
+      break;
+    case error_kind::cache:
+      context += ": no free line for page " + std::to_string(r.index) + " (the cache has " +
+                 std::to_string(lines) + " lines; a launch of " + std::to_string(warps) +
+                 " warps can pin up to " + std::to_string(warps * 32) + ")";
+      break;
+    case error_kind::none:
+      break;
+  }
+  if (r.count > 1) context += " (" + std::to_string(r.count) + " errors in all; this is the first)";
+  throw nvme_error(d, context);
+}
+}  // namespace
+
+void page_cache::check(std::uint32_t index) {
+  impl& m = *impl_;
+  error_record* r = m.arrays.at(index).errors;
+  // acquire: the fields the recording thread released with state 2.
+  if (atomic_ref<std::uint32_t, scope::system>(r->state).load(order::acquire) != 2u) return;
+  const error_record copy = *r;
+  std::memset(r, 0, sizeof(error_record));
+  throw_recorded(copy, m.arrays[index].name, m.lines, m.exec->concurrent_warps());
+}
+
+void page_cache::read_bytes(std::uint32_t index, std::uint64_t set_byte, std::uint64_t bytes,
+                            void* out) {
+  impl& m = *impl_;
+  if (!m.exec->read_bytes(ref(), m.arrays.at(index).slot, set_byte, bytes, out).ok()) check(index);
+}
+
+void page_cache::write_bytes(std::uint32_t index, std::uint64_t set_byte, std::uint64_t bytes,
+                             const void* in) {
+  impl& m = *impl_;
+  if (!m.exec->write_bytes(ref(), m.arrays.at(index).slot, set_byte, bytes, in).ok()) check(index);
+}
+
+void page_cache::flush(std::uint32_t index) {
+  impl& m = *impl_;
+  if (!m.exec->flush(ref(), m.arrays.at(index).slot).ok()) check(index);
+}
+
+cache_stats page_cache::stats(std::uint32_t index) const {
+  impl& m = *impl_;
+  std::vector<stat_shard> shards(m.config.stat_shards);
+  m.exec->copy_from_cache(shards.data(), m.arrays.at(index).shards,
+                          sizeof(stat_shard) * shards.size());
+  cache_stats total;
+  for (const auto& s : shards) total += s.counters;
+  return total;
+}
+
+void page_cache::reset_stats(std::uint32_t index) {
+  impl& m = *impl_;
+  std::vector<stat_shard> zero(m.config.stat_shards);
+  m.exec->copy_to_cache(m.arrays.at(index).shards, zero.data(), sizeof(stat_shard) * zero.size());
+}
+
+void page_cache::clear_failures(std::uint32_t index) {
+  impl& m = *impl_;
+  auto& a = m.arrays.at(index);
+  std::vector<std::uint32_t> table(a.slot.pages);
+  m.exec->copy_from_cache(table.data(), a.page_table, table.size() * 4);
+  for (auto& e : table) {
+    if (cache::page_failed(e)) e = cache::page_bits::unmapped;
+  }
+  m.exec->copy_to_cache(a.page_table, table.data(), table.size() * 4);
+}
+
+void page_cache::synchronize() { impl_->exec->synchronize(); }
+
+}  // namespace bam

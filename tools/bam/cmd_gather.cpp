@@ -1,0 +1,174 @@
+// `bam gather`: reads the values at given indices of a binary file through a bam::array and
+// prints them, one per line, in order. The embedding / feature-gather use case, and a
+// correctness tool: the output must equal the file's values.
+
+#include <charconv>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <bam/array.hpp>
+#include <bam/error.hpp>
+
+#include "bam/commands.hpp"
+#include "bam/storage_options.hpp"
+#include "common/sizes.hpp"
+
+namespace bam::tools {
+
+namespace {
+
+struct gather_options {
+  std::string file;
+  std::string dtype = "u64";
+  std::string indices = "-";
+  std::uint64_t offset = 0;
+  storage_options storage;
+};
+
+std::vector<std::uint64_t> read_indices(const std::string& path) {
+  std::ifstream file;
+  std::istream* in = &std::cin;
+  if (path != "-") {
+    file.open(path);
+    if (!file) throw input_error("cannot open index file '" + path + "'");
+    in = &file;
+  }
+  const std::string shown = path == "-" ? "standard input" : "'" + path + "'";
+  std::vector<std::uint64_t> out;
+  std::string line;
+  for (std::uint64_t number = 1; std::getline(*in, line); ++number) {
+    std::size_t a = line.find_first_not_of(" \t\r");
+    if (a == std::string::npos || line[a] == '#') continue;
+    std::size_t b = line.find_last_not_of(" \t\r") + 1;
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(line.data() + a, line.data() + b, v);
+    if (ec != std::errc{} || end != line.data() + b) {
+      throw input_error("index file " + shown + " line " + std::to_string(number) + ": '" +
+                        line.substr(a, b - a) + "' is not a non-negative integer");
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+template <class T>
+void print_value(std::FILE* out, T v) {
+  if constexpr (std::is_same_v<T, float>) {
+    std::fprintf(out, "%.9g\n", static_cast<double>(v));
+  } else if constexpr (std::is_same_v<T, double>) {
+    std::fprintf(out, "%.17g\n", v);
+  } else if constexpr (std::is_signed_v<T>) {
+    std::fprintf(out, "%" PRId64 "\n", static_cast<std::int64_t>(v));
+  } else {
+    std::fprintf(out, "%" PRIu64 "\n", static_cast<std::uint64_t>(v));
+  }
+}
+
+// Reads values[k] = a[indices[k]] with every logical thread walking its share.
+template <class T>
+struct gather_kernel {
+  array_ref<const T> a;
+  const std::uint64_t* indices;
+  T* values;
+  std::uint64_t n;
+  BAM_HD void operator()(thread_index t) const {
+    for (std::uint64_t k = t.id; k < n; k += t.count) values[k] = a[indices[k]];
+  }
+};
+
+template <class T>
+void gather(const gather_options& o) {
+  auto image = backing_store::from_file(o.file, false);
+  if (o.offset > image->bytes()) throw input_error("--offset is past the end of '" + o.file + "'");
+  const std::uint64_t elements = (image->bytes() - o.offset) / sizeof(T);
+  const std::vector<std::uint64_t> indices = read_indices(o.indices);
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    if (indices[k] >= elements) {
+      throw input_error("index " + std::to_string(indices[k]) + " (entry " + std::to_string(k + 1) +
+                        ") is past the end of '" + o.file + "', which holds " +
+                        std::to_string(elements) + " elements of " + o.dtype);
+    }
+  }
+  std::vector<T> values(indices.size());
+  const auto start = std::chrono::steady_clock::now();
+  data_path path =
+      data_path::open(o.storage, image, std::max<std::uint64_t>(image->bytes() / 8, 1 << 20));
+  cache_stats stats;
+  if (!path.cache) {
+    for (std::size_t k = 0; k < indices.size(); ++k) {
+      std::memcpy(&values[k], image->data() + o.offset + indices[k] * sizeof(T), sizeof(T));
+    }
+  } else {
+    array<const T> a(*path.cache, path.storage->ref(),
+                     {.offset_bytes = o.offset, .count = elements, .name = o.file});
+    const std::uint32_t block = 64;
+    const std::uint32_t grid = static_cast<std::uint32_t>(
+        std::min<std::uint64_t>((indices.size() + block - 1) / block, 1024));
+    if (!indices.empty()) {
+      launch(*path.stream, grid, block,
+             gather_kernel<T>{a.ref_for_launch(grid, block), indices.data(), values.data(),
+                              indices.size()});
+      path.stream->synchronize();
+    }
+    a.check();
+    stats = a.stats();
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const T& v : values) print_value(stdout, v);
+  std::fprintf(
+      stderr,
+      "# gathered %zu values of %s from '%s' in %.3f s via %s; cache: %" PRIu64 " hits, %" PRIu64
+      " misses, %" PRIu64 " I/O commands, %s moved for %s asked (amplification %.2f)\n",
+      values.size(), o.dtype.c_str(), o.file.c_str(), seconds, o.storage.backend.c_str(),
+      stats.hits, stats.misses, stats.io_commands(),
+      format_bytes(static_cast<double>(stats.bytes_moved)).c_str(),
+      format_bytes(static_cast<double>(stats.bytes_requested)).c_str(), stats.amplification());
+}
+
+}  // namespace
+
+void add_gather_command(CLI::App& app) {
+  auto o = std::make_shared<gather_options>();
+  CLI::App* c = app.add_subcommand(
+      "gather", "Print the values at given indices of a binary file, read through a bam::array");
+  c->add_option("--file", o->file, "Binary file of little-endian values")
+      ->required()
+      ->check(CLI::ExistingFile);
+  c->add_option("--dtype", o->dtype, "Element type")
+      ->check(CLI::IsMember({"u8", "u16", "u32", "u64", "i32", "i64", "f32", "f64"}))
+      ->capture_default_str();
+  c->add_option("--indices", o->indices,
+                "File of decimal indices, one per line ('-': standard input)")
+      ->capture_default_str();
+  c->add_option("--offset", o->offset, "Byte offset of element 0 in the file")
+      ->transform(size_transformer());
+  o->storage.add_to(*c);
+  c->callback([o] {
+    const std::string& t = o->dtype;
+    if (t == "u8")
+      gather<std::uint8_t>(*o);
+    else if (t == "u16")
+      gather<std::uint16_t>(*o);
+    else if (t == "u32")
+      gather<std::uint32_t>(*o);
+    else if (t == "u64")
+      gather<std::uint64_t>(*o);
+    else if (t == "i32")
+      gather<std::int32_t>(*o);
+    else if (t == "i64")
+      gather<std::int64_t>(*o);
+    else if (t == "f32")
+      gather<float>(*o);
+    else
+      gather<double>(*o);
+  });
+}
+
+}  // namespace bam::tools
