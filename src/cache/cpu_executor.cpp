@@ -1,10 +1,10 @@
 #include "cache/cpu_executor.hpp"
 
-#include <atomic>
 #include <cstring>
 
-#include <bam/platform/atomic.hpp>
 #include <bam/storage/io.hpp>
+
+#include "cache/host_op_kernels.hpp"
 
 namespace bam::detail {
 
@@ -26,36 +26,20 @@ class cpu_executor final : public cache_executor {
 
   io_status read_bytes(const page_cache_ref& cache, const array_slot& slot, std::uint64_t set_byte,
                        std::uint64_t bytes, void* out) override {
-    return per_line(
-        cache, slot, set_byte, bytes,
-        [out, set_byte](std::uint8_t* line_part, std::uint64_t at, std::uint64_t n, std::uint32_t) {
-          std::memcpy(static_cast<std::uint8_t*>(out) + (at - set_byte), line_part, n);
-          return false;
-        });
+    return copy(cache, slot, set_byte, bytes, static_cast<std::uint8_t*>(out), false);
   }
 
   io_status write_bytes(const page_cache_ref& cache, const array_slot& slot, std::uint64_t set_byte,
                         std::uint64_t bytes, const void* in) override {
-    return per_line(
-        cache, slot, set_byte, bytes,
-        [in, set_byte](std::uint8_t* line_part, std::uint64_t at, std::uint64_t n, std::uint32_t) {
-          std::memcpy(line_part, static_cast<const std::uint8_t*>(in) + (at - set_byte), n);
-          return true;
-        });
+    return copy(cache, slot, set_byte, bytes,
+                const_cast<std::uint8_t*>(static_cast<const std::uint8_t*>(in)), true);
   }
 
   io_status flush(const page_cache_ref& cache, const array_slot& slot) override {
-    std::atomic<std::uint32_t> failure{0};
-    const std::uint32_t lines = cache.lines();
-    launch(stream_, 1, stream_.workers(), [=, &failure](thread_index t) {
-      for (std::uint64_t l = t.id; l < lines; l += t.count) {
-        const io_status s = cache.flush_line(slot, static_cast<std::uint32_t>(l));
-        std::uint32_t none = 0;
-        if (!s.ok()) failure.compare_exchange_strong(none, s.bits(), std::memory_order_relaxed);
-      }
-    });
+    std::uint32_t failure = 0;
+    launch(stream_, 1, stream_.workers(), flush_lines{cache, slot, &failure});
     stream_.synchronize();
-    if (failure.load() != 0) return io_status::from_bits(failure.load());
+    if (failure != 0) return io_status::from_bits(failure);
     io_where where;
     const io_status s = device_flush(slot.set, where);
     if (!s.ok()) {
@@ -68,37 +52,13 @@ class cpu_executor final : public cache_executor {
   void synchronize() override { stream_.synchronize(); }
 
  private:
-  // Runs `op(line_bytes_ptr, set_byte_of_part, part_bytes, line)` for each line-sized part of
-  // [set_byte, +bytes), each part on its own logical thread with the line pinned; `op`
-  // returns true when it wrote the line.
-  template <class Op>
-  io_status per_line(const page_cache_ref& cache, const array_slot& slot, std::uint64_t set_byte,
-                     std::uint64_t bytes, Op op) {
-    const std::uint32_t shift = cache.line_shift();
-    const std::uint64_t first = set_byte >> shift;
-    const std::uint64_t last = (set_byte + bytes - 1) >> shift;
-    const std::uint64_t parts = last - first + 1;
-    std::atomic<std::uint32_t> failure{0};
-    launch(stream_, 1, stream_.workers(), [=, &failure](thread_index t) {
-      for (std::uint64_t p = t.id; p < parts; p += t.count) {
-        const std::uint64_t line_start = (first + p) << shift;
-        const std::uint64_t from = line_start > set_byte ? line_start : set_byte;
-        const std::uint64_t line_end = line_start + (std::uint64_t{1} << shift);
-        const std::uint64_t to = line_end < set_byte + bytes ? line_end : set_byte + bytes;
-        const acquire_result r =
-            cache.acquire(slot, first + p - slot.first_line, 1, static_cast<std::uint32_t>(p));
-        if (!r.status.ok()) {
-          std::uint32_t none = 0;
-          failure.compare_exchange_strong(none, r.status.bits(), std::memory_order_relaxed);
-          continue;
-        }
-        if (op(cache.line_data(r.line) + (from - line_start), from, to - from, r.line))
-          cache.mark_dirty(r.line);
-        cache.release(r.line);
-      }
-    });
+  io_status copy(const page_cache_ref& cache, const array_slot& slot, std::uint64_t set_byte,
+                 std::uint64_t bytes, std::uint8_t* buffer, bool to_cache) {
+    std::uint32_t failure = 0;
+    launch(stream_, 1, stream_.workers(),
+           copy_through_cache{cache, slot, set_byte, bytes, buffer, to_cache, &failure});
     stream_.synchronize();
-    return io_status::from_bits(failure.load());
+    return io_status::from_bits(failure);
   }
 
   host_stream& stream_;

@@ -1,0 +1,74 @@
+#pragma once
+// Kernels behind the host-side array operations (read, write, flush), written once for the
+// CPU pool and the GPU stream.
+
+#include <cstdint>
+#include <cstring>
+
+#include <bam/cache/page_cache.hpp>
+#include <bam/platform/atomic.hpp>
+#include <bam/platform/launch.hpp>
+
+namespace bam::detail {
+
+/// Keeps the first failure a launch saw. The word lives where the host can read it.
+BAM_HD inline void note_failure(std::uint32_t* word, io_status s) {
+  if (s.ok()) return;
+  std::uint32_t none = 0;
+  // relaxed: the host reads the word after the launch has completed.
+  atomic_ref<std::uint32_t, scope::system>(*word).compare_exchange(none, s.bits(), order::relaxed);
+}
+
+/// Copies [set_byte, +bytes) of an array between its lines and `buffer` (which holds the
+/// range), one line-sized part per logical thread, each with its line pinned.
+struct copy_through_cache {
+  page_cache_ref cache;
+  array_slot slot;
+  std::uint64_t set_byte;
+  std::uint64_t bytes;
+  std::uint8_t* buffer;
+  bool to_cache;
+  std::uint32_t* failure;
+
+  BAM_HD void operator()(thread_index t) const {
+    const std::uint32_t shift = cache.line_shift();
+    const std::uint64_t first = set_byte >> shift;
+    const std::uint64_t parts = ((set_byte + bytes - 1) >> shift) - first + 1;
+    for (std::uint64_t p = t.id; p < parts; p += t.count) {
+      const std::uint64_t line_start = (first + p) << shift;
+      const std::uint64_t line_end = line_start + (std::uint64_t{1} << shift);
+      const std::uint64_t from = line_start > set_byte ? line_start : set_byte;
+      const std::uint64_t to = line_end < set_byte + bytes ? line_end : set_byte + bytes;
+      const acquire_result r =
+          cache.acquire(slot, first + p - slot.first_line, 1, static_cast<std::uint32_t>(p));
+      if (!r.status.ok()) {
+        note_failure(failure, r.status);
+        continue;
+      }
+      std::uint8_t* in_line = cache.line_data(r.line) + (from - line_start);
+      std::uint8_t* in_buffer = buffer + (from - set_byte);
+      if (to_cache) {
+        std::memcpy(in_line, in_buffer, to - from);
+        cache.mark_dirty(r.line);
+      } else {
+        std::memcpy(in_buffer, in_line, to - from);
+      }
+      cache.release(r.line);
+    }
+  }
+};
+
+/// Writes back every dirty line of one array.
+struct flush_lines {
+  page_cache_ref cache;
+  array_slot slot;
+  std::uint32_t* failure;
+
+  BAM_HD void operator()(thread_index t) const {
+    for (std::uint64_t l = t.id; l < cache.lines(); l += t.count) {
+      note_failure(failure, cache.flush_line(slot, static_cast<std::uint32_t>(l)));
+    }
+  }
+};
+
+}  // namespace bam::detail
