@@ -51,7 +51,7 @@ void add(std::atomic<std::uint64_t>& c, std::uint64_t v) {
 }  // namespace
 
 cpu_controller::cpu_controller(std::vector<controller_device> devices, backing_store* image)
-    : image_(image), schedule_(std::make_unique<schedule>()) {
+    : image_(image), origin_ns_(now_ns()), schedule_(std::make_unique<schedule>()) {
   for (auto& d : devices) {
     auto s = std::make_unique<device_state>();
     s->ns = d.ns;
@@ -146,8 +146,11 @@ bool cpu_controller::poll_submissions(std::uint64_t now) {
         const bool moves_data = c.opcode != static_cast<std::uint8_t>(nvme::io_opcode::flush);
         const std::uint64_t bytes =
             moves_data ? std::uint64_t{c.block_count()} * dev.ns.block_bytes : 0;
-        p.due_ns = dev.clock.schedule(now, dev.timing.latency_ns(dev.seed, d, sequence),
-                                      dev.timing.cost_ps(bytes)) +
+        // The device clock works in picoseconds from the controller's start: absolute
+        // nanoseconds times 1000 would overflow after months of host uptime.
+        p.due_ns = origin_ns_ + dev.clock.schedule(now - origin_ns_,
+                                                   dev.timing.latency_ns(dev.seed, d, sequence),
+                                                   dev.timing.cost_ps(bytes)) +
                    f.extra_ns;
         schedule_->heap.push(p);
       }

@@ -58,6 +58,7 @@ class cpu_controller {
 
   std::vector<std::unique_ptr<device_state>> devices_;
   backing_store* image_;
+  std::uint64_t origin_ns_;  ///< device clocks count from here
   std::atomic<bool> stop_{false};
   std::thread thread_;
   struct schedule;

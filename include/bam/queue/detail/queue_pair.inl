@@ -119,10 +119,20 @@ BAM_HD inline io_status queue_pair_ref::submit(nvme::submission_entry command, d
     if (halted() || until.expired()) {
       // The entry is in the ring and may still be submitted by a later winner: leave the
       // abandoned mark so its completion, if it comes, frees the slot.
-      std::uint64_t expected = atomic_ref<std::uint64_t>(mailbox_[out.slot]).load(order::relaxed);
+      atomic_ref<std::uint64_t> mailbox(mailbox_[out.slot]);
       // relaxed: the drainer's exchange decides who frees the slot; no data moves here.
-      atomic_ref<std::uint64_t>(mailbox_[out.slot])
-          .compare_exchange(expected, detail::mailbox_abandon(out.turn), order::relaxed);
+      std::uint64_t expected = mailbox.load(order::relaxed);
+      for (;;) {
+        // A winner submitted us after our last look at vtail and our completion is already
+        // here: overwriting it would leave the slot held forever. We are submitted; wait()
+        // takes it (its acquire load carries the data).
+        if ((expected & detail::mailbox_valid) && detail::mailbox_turn(expected) == out.turn) {
+          return {};
+        }
+        if (mailbox.compare_exchange(expected, detail::mailbox_abandon(out.turn), order::relaxed)) {
+          break;
+        }
+      }
       return io_status::host(halted() ? status_source::queue_halted : status_source::timeout);
     }
     drain();  // a full SQ frees up only as completions report the head
