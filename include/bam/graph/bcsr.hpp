@@ -1,0 +1,124 @@
+#pragma once
+/// @file
+/// The binary CSR graph file (`.bcsr`) that bam's graph apps read. Host only, plain C++.
+///
+/// Layout (little endian; docs/graph-format.md is the reference):
+///
+///     [0, 4096)          header (bcsr_header, then zeros)
+///     offsets section    n+1 u64: vertex v's neighbours are [offsets[v], offsets[v+1])
+///     neighbors section  m vertex ids, id_bytes (8 or 4) each
+///     weights section    m f32 (only when the weighted flag is set)
+///
+/// Every section starts at a multiple of `section_alignment` (65536), so for any cache line
+/// size up to 64 KiB a line aligned to the file's byte addresses never splits an element, and
+/// each section's first element starts a line.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace bam::graph {
+
+/// The first 8 bytes of every .bcsr file.
+inline constexpr std::array<char, 8> bcsr_magic{'B', 'A', 'M', '-', 'B', 'C', 'S', 'R'};
+/// The only format version this build reads and writes.
+inline constexpr std::uint32_t bcsr_version = 1;
+/// Bytes reserved for the header at the start of the file (the struct, then zeros).
+inline constexpr std::uint32_t bcsr_header_bytes = 4096;
+/// Every section starts at a multiple of this (the largest cache line the apps use).
+inline constexpr std::uint32_t bcsr_section_alignment = 65536;
+
+/// Bits of bcsr_header::flags. Unknown bits make a reader reject the file.
+namespace bcsr_flags {
+/// For every u->v there is a v->u, as many times (the graph is undirected, stored both ways).
+inline constexpr std::uint32_t symmetric = 1u << 0;
+/// A weights section (one f32 per edge, in neighbour order) follows the neighbours.
+inline constexpr std::uint32_t weighted = 1u << 1;
+/// Each adjacency list is in ascending neighbour order.
+inline constexpr std::uint32_t sorted = 1u << 2;
+/// No self loops and no duplicate edges.
+inline constexpr std::uint32_t simple = 1u << 3;
+inline constexpr std::uint32_t all = symmetric | weighted | sorted | simple;
+}  // namespace bcsr_flags
+
+/// Where one section lies in the file.
+struct bcsr_section {
+  std::uint64_t offset;  ///< first byte; a multiple of section_alignment
+  std::uint64_t bytes;   ///< length without padding
+};
+
+/// The header at byte 0 of a .bcsr file, exactly as stored (little endian, no padding).
+struct bcsr_header {
+  std::array<char, 8> magic;              ///< bcsr_magic
+  std::uint32_t version;                  ///< bcsr_version
+  std::uint32_t flags;                    ///< bcsr_flags bits
+  std::uint64_t vertex_count;             ///< n
+  std::uint64_t edge_count;               ///< m: directed edges stored (entries in neighbors)
+  std::uint32_t id_bytes;                 ///< bytes per neighbour id: 8, or 4 when n <= 2^32
+  std::uint32_t weight_bytes;             ///< 4 (f32) when weighted, else 0
+  std::uint32_t header_bytes;             ///< bcsr_header_bytes
+  std::uint32_t section_alignment;        ///< bcsr_section_alignment
+  bcsr_section offsets;                   ///< (n+1) x u64
+  bcsr_section neighbors;                 ///< m x id_bytes
+  bcsr_section weights;                   ///< m x f32, or {0, 0} when unweighted
+  std::array<std::uint8_t, 32> reserved;  ///< zero
+
+  [[nodiscard]] bool symmetric() const { return (flags & bcsr_flags::symmetric) != 0; }
+  [[nodiscard]] bool weighted() const { return (flags & bcsr_flags::weighted) != 0; }
+  [[nodiscard]] bool sorted() const { return (flags & bcsr_flags::sorted) != 0; }
+  [[nodiscard]] bool simple() const { return (flags & bcsr_flags::simple) != 0; }
+};
+
+// The apps and docs/graph-format.md rely on these byte positions.
+static_assert(sizeof(bcsr_section) == 16);
+static_assert(sizeof(bcsr_header) == 128);
+static_assert(std::is_trivially_copyable_v<bcsr_header> && std::is_standard_layout_v<bcsr_header>);
+static_assert(offsetof(bcsr_header, version) == 8);
+static_assert(offsetof(bcsr_header, flags) == 12);
+static_assert(offsetof(bcsr_header, vertex_count) == 16);
+static_assert(offsetof(bcsr_header, edge_count) == 24);
+static_assert(offsetof(bcsr_header, id_bytes) == 32);
+static_assert(offsetof(bcsr_header, weight_bytes) == 36);
+static_assert(offsetof(bcsr_header, header_bytes) == 40);
+static_assert(offsetof(bcsr_header, section_alignment) == 44);
+static_assert(offsetof(bcsr_header, offsets) == 48);
+static_assert(offsetof(bcsr_header, neighbors) == 64);
+static_assert(offsetof(bcsr_header, weights) == 80);
+static_assert(offsetof(bcsr_header, reserved) == 96);
+static_assert(sizeof(bcsr_header) <= bcsr_header_bytes);
+
+/// What a graph file holds, before its layout is known.
+struct bcsr_shape {
+  std::uint64_t vertex_count = 0;
+  std::uint64_t edge_count = 0;
+  std::uint32_t id_bytes = 8;  ///< 8, or 4 when every id fits in 32 bits
+  bool weighted = false;
+};
+
+/// The header a writer stores for `shape`: sections in the order offsets, neighbours, weights,
+/// each at the next multiple of 64 KiB. Flags other than `weighted` are left clear. Throws
+/// bam::input_error when the shape cannot be stored (id width, counts too large).
+[[nodiscard]] bcsr_header make_bcsr_header(const bcsr_shape& shape);
+
+/// The file length a writer gives `header`: the end of the last section, rounded up to the
+/// section alignment (so a reader may fetch whole 64 KiB lines without running off the end).
+[[nodiscard]] std::uint64_t bcsr_file_bytes(const bcsr_header& header);
+
+/// Checks everything in `header` that needs no more of the file than its length: magic,
+/// version, flags, widths, every section aligned, sized for n and m, in order, inside the
+/// file. Throws bam::input_error starting with `name` and saying what is wrong.
+void validate_header(const bcsr_header& header, std::uint64_t file_bytes, const std::string& name);
+
+/// Reads and validates the header of `path` (validate_header, plus offsets[0] == 0 and
+/// offsets[n] == m). Throws bam::input_error naming the file and the problem.
+[[nodiscard]] bcsr_header read_header(const std::filesystem::path& path);
+
+/// Reads the n+1 vertex offsets of `path`, checking they never decrease. Throws
+/// bam::input_error naming the file and the byte offset of the first bad value.
+[[nodiscard]] std::vector<std::uint64_t> load_offsets(const std::filesystem::path& path);
+
+}  // namespace bam::graph
