@@ -9,6 +9,7 @@
 
 #include <bam/error.hpp>
 #include <bam/nvme/command.hpp>
+#include <bam/runtime/gpu_info.hpp>
 #include <bam/storage/emulated_storage.hpp>
 
 #include "common/json_writer.hpp"
@@ -30,11 +31,25 @@ void fill_pattern(backing_store& image) {
 
 }  // namespace
 
-void run_queue_bench(const queue_bench_options& o) {
+void run_queue_bench(const queue_bench_options& options) {
+  if (options.side != "" && options.side != "cpu" && options.side != "gpu") {
+    throw input_error("--side must be gpu or cpu, got '" + options.side + "'");
+  }
+  const std::string side = !options.side.empty() ? options.side : gpu_available() ? "gpu" : "cpu";
+  if (side == "gpu") {
+    if (!gpu_available()) throw input_error("--side gpu needs a GPU: " + gpu_unavailable_reason());
+    run_queue_bench_gpu(options);
+    return;
+  }
+  queue_bench_options o = options;
+  if (o.threads == 0) o.threads = 64;
+  if (o.queues == 0) o.queues = 4;
+  if (o.depth == 0) o.depth = 64;
+  if (o.devices != 1) throw input_error("--devices applies to --side gpu only");
   if (o.protocol != "ticket" && o.protocol != "naive") {
     throw input_error("--protocol must be ticket or naive, got '" + o.protocol + "'");
   }
-  if (o.threads == 0 || o.threads > 4096) throw input_error("--threads must be 1..4096");
+  if (o.threads > 4096) throw input_error("--threads must be 1..4096");
   if (o.commands == 0) throw input_error("--commands must be positive");
   if (o.io_bytes % 512 != 0 || o.io_bytes == 0 || o.io_bytes > 4096) {
     throw input_error("--io-bytes must be a multiple of 512 up to 4096");

@@ -134,6 +134,14 @@ class array_ref {
     return false;
   }
 
+  /// What lanes match on to share a probe: the address of the page's translation entry, which
+  /// names the cache, the array and the page at once (lanes of one warp may be reading
+  /// different arrays whose page numbers coincide). User-space addresses never have bit 63
+  /// set, which access_reusing keeps for lanes that probe nothing.
+  BAM_HD std::uint64_t page_key(std::uint64_t page) const {
+    return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(slot_.page_table + page));
+  }
+
   BAM_HD void count_access(std::uint32_t accesses) const {
     slot_.stats.add(&cache_stats::accesses, accesses);
     slot_.stats.add(&cache_stats::bytes_requested, std::uint64_t{accesses} * sizeof(T));
@@ -160,7 +168,7 @@ class array_ref {
   /// The uncached path: mode none, or a launch too large for the cache (reads only).
   template <class Op>
   BAM_HD io_status access_through(std::uint64_t byte, Op&& op) const {
-    value_type v;
+    value_type v{};  // filled by read_through (GCC cannot see it and warns)
     const io_status s = cache_.read_through(slot_, byte, sizeof(T), &v, agent_index());
     count_access(1);
     if (!s.ok()) {
@@ -183,7 +191,7 @@ class array_ref {
     acquire_result r;
     if (mode_ == cache_mode::optimized) {
       // Lanes touching one line share one probe: the leader pins for the whole group.
-      const std::uint32_t peers = warp::match_any(warp::active_mask(), page);
+      const std::uint32_t peers = warp::match_any(warp::active_mask(), page_key(page));
       const unsigned leader = warp::lowest_lane(peers);
       std::uint64_t packed = 0;
       if (warp::lane() == leader) {
@@ -223,7 +231,7 @@ class array_ref {
     if (need) c.drop();  // never hold a pin while waiting on a miss
     // Every lane takes part in the collectives; lanes that keep their line use a key of
     // their own, so they form groups of one and probe nothing.
-    const std::uint64_t key = need ? page : (std::uint64_t{1} << 63) | warp::lane();
+    const std::uint64_t key = need ? page_key(page) : (std::uint64_t{1} << 63) | warp::lane();
     const std::uint32_t peers = warp::match_any(warp::active_mask(), key);
     const unsigned leader = warp::lowest_lane(peers);
     std::uint64_t packed = 0;

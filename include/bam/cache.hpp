@@ -25,6 +25,11 @@
 
 namespace bam {
 
+class gpu_runtime;
+namespace detail {
+class cache_executor;
+}
+
 /// The metadata a cache and an array will need, before anything is allocated (bam plan).
 struct cache_plan {
   std::uint64_t lines = 0;
@@ -46,6 +51,9 @@ class page_cache {
   /// A cache in host memory whose host-side operations run on `stream` (the CPU path).
   /// Throws bam::input_error for a bad configuration.
   page_cache(const cache_config& config, host_stream& stream);
+  /// A cache in GPU memory whose host-side operations run on `runtime`'s application stream.
+  /// Construct it (and its arrays) before runtime.start(): it allocates and warms up kernels.
+  page_cache(const cache_config& config, gpu_runtime& runtime);
   ~page_cache();
   page_cache(const page_cache&) = delete;
   page_cache& operator=(const page_cache&) = delete;
@@ -81,6 +89,7 @@ class page_cache {
   void synchronize();
 
  private:
+  void init(const cache_config& config, std::unique_ptr<detail::cache_executor> exec);
   struct impl;
   std::unique_ptr<impl> impl_;
 };

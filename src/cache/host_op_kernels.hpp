@@ -30,7 +30,18 @@ struct copy_through_cache {
   bool to_cache;
   std::uint32_t* failure;
 
+  /// One access and one probe per line part, as a kernel's access counts them (the cache
+  /// counts the loads a part causes, so without its probe loads would exceed misses).
+  BAM_HD void count_probe(const acquire_result& r, std::uint64_t part_bytes) const {
+    slot.stats.add(&cache_stats::accesses, 1);
+    slot.stats.add(&cache_stats::bytes_requested, part_bytes);
+    slot.stats.add(r.kind == probe_kind::hit ? &cache_stats::hits : &cache_stats::misses, 1);
+    if (r.kind == probe_kind::miss_wait) slot.stats.add(&cache_stats::miss_waits, 1);
+    if (r.kind == probe_kind::failed) slot.stats.add(&cache_stats::errors, 1);
+  }
+
   BAM_HD void operator()(thread_index t) const {
+    if (bytes == 0) return;
     const std::uint32_t shift = cache.line_shift();
     const std::uint64_t first = set_byte >> shift;
     const std::uint64_t parts = ((set_byte + bytes - 1) >> shift) - first + 1;
@@ -41,6 +52,7 @@ struct copy_through_cache {
       const std::uint64_t to = line_end < set_byte + bytes ? line_end : set_byte + bytes;
       const acquire_result r =
           cache.acquire(slot, first + p - slot.first_line, 1, static_cast<std::uint32_t>(p));
+      count_probe(r, to - from);
       if (!r.status.ok()) {
         note_failure(failure, r.status);
         continue;
@@ -65,6 +77,7 @@ struct flush_lines {
   std::uint32_t* failure;
 
   BAM_HD void operator()(thread_index t) const {
+    if (slot.pages == 0) return;
     for (std::uint64_t l = t.id; l < cache.lines(); l += t.count) {
       note_failure(failure, cache.flush_line(slot, static_cast<std::uint32_t>(l)));
     }

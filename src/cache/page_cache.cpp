@@ -1,5 +1,6 @@
 #include <bam/cache.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -7,6 +8,7 @@
 #include <bam/nvme/prp.hpp>
 
 #include "cache/cpu_executor.hpp"
+#include "cache/gpu_executor.hpp"
 #include "runtime/memory.hpp"
 
 namespace bam {
@@ -133,13 +135,27 @@ struct page_cache::impl {
 page_cache::page_cache(const cache_config& config, host_stream& stream)
     : impl_(std::make_unique<impl>()) {
   check_config(config);
+  init(config, detail::make_cpu_executor(stream));
+}
+
+page_cache::page_cache(const cache_config& config, gpu_runtime& runtime)
+    : impl_(std::make_unique<impl>()) {
+  check_config(config);
+  init(config, detail::make_gpu_executor(runtime));
+}
+
+void page_cache::init(const cache_config& config, std::unique_ptr<detail::cache_executor> exec) {
   impl& m = *impl_;
   m.config = config;
-  m.exec = detail::make_cpu_executor(stream);
+  m.exec = std::move(exec);
   m.memory = m.exec->memory();
   m.lines = static_cast<std::uint32_t>(config.capacity_bytes / config.line_bytes);
   if (m.config.bounce_buffers == 0) {
-    m.config.bounce_buffers = static_cast<std::uint32_t>(m.exec->concurrent_warps() * 32);
+    // One per thread that can run at once, at most 1 GiB of them.
+    const std::uint64_t wanted =
+        m.exec->concurrent_warps() * (m.memory == memory_kind::host ? 1 : 32);
+    m.config.bounce_buffers =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(wanted, (1ull << 30) / bounce_bytes));
   }
   auto& mem = m.mem;
   mem.data = static_cast<std::uint8_t*>(m.alloc(std::uint64_t{m.lines} * config.line_bytes));
@@ -200,7 +216,6 @@ page_cache::attachment page_cache::attach(const device_set_ref& set, std::uint64
   a.slot.writable = writable ? 1u : 0u;
   m.next_tag_base += pages;
   m.publish_slot(index);
-  if (index + 1 > m.mem.slot_count) m.mem.slot_count = index + 1;
   return {index, a.slot};
 }
 

@@ -3,9 +3,12 @@
 #include <cstring>
 
 #include <bam/error.hpp>
+#include <bam/runtime/resources.hpp>
+#include <bam/runtime/runtime.hpp>
 
 #include "runtime/memory.hpp"
 #include "storage/cpu/cpu_controller.hpp"
+#include "storage/gpu/gpu_controller.hpp"
 
 namespace bam {
 
@@ -36,6 +39,56 @@ void check(const storage_config& c) {
   if (c.timeout_ns == 0) bad("timeout must be positive");
 }
 
+const char* placement_name(controller_placement p) {
+  switch (p) {
+    case controller_placement::cpu_thread:
+      return "cpu_thread";
+    case controller_placement::host_thread:
+      return "host_thread";
+    default:
+      return "gpu_kernel";
+  }
+}
+
+// Which image memory each placement's controller can reach.
+void check_image(const storage_config& c, const backing_store& image, const gpu_runtime* rt) {
+  const memory_kind k = image.kind();
+  switch (c.placement) {
+    case controller_placement::cpu_thread:
+      if (k != memory_kind::host) {
+        throw input_error("placement cpu_thread serves host-memory images only");
+      }
+      return;
+    case controller_placement::host_thread:
+      if (k == memory_kind::device) {
+        throw input_error(
+            "placement host_thread needs a host or pinned image (its controller "
+            "is a CPU thread)");
+      }
+      break;
+    case controller_placement::gpu_kernel:
+      if (k == memory_kind::host) {
+        throw input_error(
+            "placement gpu_kernel needs a pinned or device image (the GPU cannot "
+            "reach pageable host memory)");
+      }
+      break;
+  }
+  if (!rt) {
+    throw input_error(std::string("placement ") + placement_name(c.placement) +
+                      " needs a bam::gpu_runtime");
+  }
+  if (!rt->gpu()) {
+    throw input_error(std::string("placement ") + placement_name(c.placement) +
+                      " needs a GPU: " + rt->message());
+  }
+  if (rt->started()) {
+    throw error(
+        "construct emulated storage before gpu_runtime::start(): allocation waits for "
+        "running kernels");
+  }
+}
+
 }  // namespace
 
 device_stats storage_stats::total() const {
@@ -55,52 +108,114 @@ device_stats storage_stats::total() const {
   return t;
 }
 
-struct emulated_storage::impl {
+struct emulated_storage::impl final : controller_service {
   storage_config config;
   std::shared_ptr<backing_store> image;
+  gpu_runtime* rt = nullptr;
   memory_kind queue_memory = memory_kind::host;
   std::uint64_t queue_bytes = 0;
   void* queue_block = nullptr;
-  std::vector<queue_pair_ref> queues;  // host copy; ref() points at it (CPU path)
-  std::unique_ptr<emulated::cpu_controller> controller;
+  std::vector<queue_pair_ref> queues;  // host copy; ref() points at it on the CPU path
+  device_memory device_queues;         // GPU placements: the array kernels dereference
+  owned_stream copies;                 // GPU placements: copies that never wait on kernels
+  pinned_memory staging;               // gpu_kernel: queue counters copied out
+  std::unique_ptr<emulated::cpu_controller> cpu;
+  std::unique_ptr<emulated::gpu_controller> gpu;
   device_set_ref view;
+  bool attached = false;
 
-  ~impl() {
-    controller.reset();
+  ~impl() override {
+    if (attached) rt->detach(*this);
+    gpu.reset();
+    cpu.reset();
     runtime::release(queue_block, queue_memory);
+  }
+
+  bool on_gpu() const { return config.placement == controller_placement::gpu_kernel; }
+
+  // controller_service
+  void start() override {
+    if (gpu) {
+      gpu->start();
+    } else {
+      cpu->start();
+    }
+  }
+  void stop() override {
+    if (gpu) {
+      gpu->stop();
+    } else {
+      cpu->stop();
+    }
+  }
+  bool running() const override { return gpu ? gpu->running() : cpu->running(); }
+  std::vector<std::string> stuck_queues(std::uint64_t age_ns) const override {
+    return gpu ? gpu->stuck_queues(age_ns) : cpu->stuck_queues(age_ns);
+  }
+  std::string health() const override { return gpu ? gpu->health() : std::string(); }
+  std::string name() const override {
+    return "emulated-ssd " + std::to_string(config.devices) + "x" +
+           std::to_string(config.queues_per_device) + "x" + std::to_string(config.queue_depth) +
+           " " + placement_name(config.placement);
+  }
+
+  void zero_queue_memory(std::uint64_t offset, std::uint64_t bytes) {
+    auto* at = static_cast<unsigned char*>(queue_block) + offset;
+    if (queue_memory == memory_kind::device) {
+      zero_async(at, bytes, copies.get());
+      rt->synchronize(copies.get(), rt->config().stop_timeout_ns, "zeroing queue memory");
+    } else {
+      std::memset(at, 0, bytes);
+    }
   }
 };
 
 emulated_storage::emulated_storage(const storage_config& config,
-                                   std::shared_ptr<backing_store> image)
+                                   std::shared_ptr<backing_store> image, gpu_runtime* owner)
     : impl_(std::make_unique<impl>()) {
   check(config);
   if (!image) throw input_error("storage configuration: no backing image");
-  if (image->kind() != memory_kind::host) {
-    throw input_error("the CPU controller serves host-memory images only");
-  }
-  impl_->config = config;
-  impl_->image = std::move(image);
+  check_image(config, *image, owner);
+  impl& m = *impl_;
+  m.config = config;
+  m.image = std::move(image);
+  m.rt = owner;
+  const bool gpu_side = config.placement != controller_placement::cpu_thread;
+  m.queue_memory = config.placement == controller_placement::gpu_kernel    ? memory_kind::device
+                   : config.placement == controller_placement::host_thread ? memory_kind::pinned
+                                                                           : memory_kind::host;
+  if (gpu_side) m.copies = owned_stream::create_non_blocking();
 
   const queue_layout layout = queue_layout::for_depth(config.queue_depth);
   const std::uint64_t count = std::uint64_t{config.devices} * config.queues_per_device;
-  impl_->queue_bytes = layout.bytes;
-  impl_->queue_block = runtime::allocate(layout.bytes * count, impl_->queue_memory);
-  std::memset(impl_->queue_block, 0, layout.bytes * count);
+  m.queue_bytes = layout.bytes;
+  m.queue_block = runtime::allocate(layout.bytes * count, m.queue_memory);
+  m.zero_queue_memory(0, layout.bytes * count);
   for (std::uint64_t i = 0; i < count; ++i) {
-    impl_->queues.emplace_back(
-        static_cast<unsigned char*>(impl_->queue_block) + i * layout.bytes, config.queue_depth,
+    m.queues.emplace_back(
+        static_cast<unsigned char*>(m.queue_block) + i * layout.bytes, config.queue_depth,
         static_cast<std::uint16_t>(1 + i % config.queues_per_device), config.timeout_ns);
   }
 
-  device_set_ref& v = impl_->view;
-  v.queues = impl_->queues.data();
+  device_set_ref& v = m.view;
+  v.queues = m.queues.data();
+  if (gpu_side) {
+    // Kernels dereference the queue array: on the GPU it must be in GPU memory.
+    m.device_queues = device_memory(sizeof(queue_pair_ref) * count);
+    copy_async(m.device_queues.data(), m.queues.data(), sizeof(queue_pair_ref) * count,
+               m.copies.get());
+    m.rt->synchronize(m.copies.get(), m.rt->config().stop_timeout_ns, "copying queue views");
+    v.queues = m.device_queues.as<queue_pair_ref>();
+  }
+  if (config.placement == controller_placement::gpu_kernel) {
+    m.staging = pinned_memory(sizeof(queue_counters) * count);
+  }
   v.devices = config.devices;
   v.queues_per_device = config.queues_per_device;
   v.block_bytes = config.block_bytes;
   v.page_bytes = 4096;
   v.stripe_bytes = config.stripe_bytes;
-  v.capacity_bytes = impl_->image->bytes();
+  v.capacity_bytes = m.image->bytes();
   v.max_transfer_bytes = config.max_transfer_bytes;
   v.replicated = config.replicated;
 
@@ -108,10 +223,10 @@ emulated_storage::emulated_storage(const storage_config& config,
   for (std::uint32_t d = 0; d < config.devices; ++d) {
     emulated::controller_device cd;
     emulated::namespace_view& ns = cd.ns;
-    ns.image = impl_->image->data();
-    ns.image_bytes = impl_->image->bytes();
-    ns.dirty = impl_->image->dirty_bits();
-    ns.chunk_shift = impl_->image->chunk_shift();
+    ns.image = m.image->data();
+    ns.image_bytes = m.image->bytes();
+    ns.dirty = m.image->dirty_bits();
+    ns.chunk_shift = m.image->chunk_shift();
     ns.devices = config.devices;
     ns.index = d;
     ns.stripe_bytes = config.stripe_bytes;
@@ -126,40 +241,74 @@ emulated_storage::emulated_storage(const storage_config& config,
     cd.faults = config.faults;
     cd.seed = config.faults.seed;
     for (std::uint32_t q = 0; q < config.queues_per_device; ++q) {
-      cd.queues.push_back(impl_->queues[std::uint64_t{d} * config.queues_per_device + q]);
+      cd.queues.push_back(m.queues[std::uint64_t{d} * config.queues_per_device + q]);
     }
     devices.push_back(std::move(cd));
   }
-  impl_->controller =
-      std::make_unique<emulated::cpu_controller>(std::move(devices), impl_->image.get());
+  if (config.placement == controller_placement::gpu_kernel) {
+    m.gpu = std::make_unique<emulated::gpu_controller>(*m.rt, std::move(devices), m.image.get(),
+                                                       config.controller);
+  } else {
+    m.cpu = std::make_unique<emulated::cpu_controller>(std::move(devices), m.image.get());
+  }
+  if (m.rt) {
+    m.rt->attach(m);
+    m.attached = true;
+  }
 }
 
 emulated_storage::~emulated_storage() = default;
 
 device_set_ref emulated_storage::ref() const { return impl_->view; }
-void emulated_storage::start() { impl_->controller->start(); }
-void emulated_storage::stop() { impl_->controller->stop(); }
-bool emulated_storage::running() const { return impl_->controller->running(); }
+void emulated_storage::start() { impl_->start(); }
+void emulated_storage::stop() { impl_->stop(); }
+bool emulated_storage::running() const { return impl_->running(); }
+
+std::string emulated_storage::describe() const {
+  switch (impl_->config.placement) {
+    case controller_placement::gpu_kernel:
+      return "GPU kernel: " + impl_->gpu->describe();
+    case controller_placement::host_thread:
+      return "host thread over pinned queues (debug placement)";
+    default:
+      return "host thread";
+  }
+}
 
 void emulated_storage::reset_queue(std::uint32_t device, std::uint32_t queue) {
-  if (device >= impl_->config.devices || queue >= impl_->config.queues_per_device) {
+  impl& m = *impl_;
+  if (device >= m.config.devices || queue >= m.config.queues_per_device) {
     throw input_error("reset_queue: no queue " + std::to_string(queue) + " on device " +
                       std::to_string(device));
   }
-  impl_->controller->reset_queue(device, queue);
-  const std::uint64_t i = std::uint64_t{device} * impl_->config.queues_per_device + queue;
-  std::memset(static_cast<unsigned char*>(impl_->queue_block) + i * impl_->queue_bytes, 0,
-              impl_->queue_bytes);
+  if (m.gpu) {
+    m.gpu->reset_queue(device, queue);
+  } else {
+    m.cpu->reset_queue(device, queue);
+  }
+  const std::uint64_t i = std::uint64_t{device} * m.config.queues_per_device + queue;
+  m.zero_queue_memory(i * m.queue_bytes, m.queue_bytes);
 }
 
 std::vector<std::string> emulated_storage::stuck_queues(std::uint64_t age_ns) const {
-  return impl_->controller->stuck_queues(age_ns);
+  return impl_->stuck_queues(age_ns);
 }
 
 storage_stats emulated_storage::stats() const {
+  const impl& m = *impl_;
   storage_stats s;
-  s.devices = impl_->controller->stats();
-  for (const queue_pair_ref& q : impl_->queues) s.queues.push_back(q.control()->counters);
+  s.devices = m.gpu ? m.gpu->stats() : m.cpu->stats();
+  if (m.queue_memory == memory_kind::device) {
+    // The counters sit in each queue's control block in GPU memory.
+    auto* out = m.staging.as<queue_counters>();
+    for (std::size_t q = 0; q < m.queues.size(); ++q) {
+      copy_async(out + q, &m.queues[q].control()->counters, sizeof(queue_counters), m.copies.get());
+    }
+    m.rt->synchronize(m.copies.get(), m.rt->config().stop_timeout_ns, "copying queue counters");
+    s.queues.assign(out, out + m.queues.size());
+  } else {
+    for (const queue_pair_ref& q : m.queues) s.queues.push_back(q.control()->counters);
+  }
   return s;
 }
 

@@ -9,6 +9,16 @@
 ///     ssd.start();                       // controller runs from here on
 ///     ... kernels use ssd.ref() ...
 ///     ssd.stop();
+///
+/// On the GPU (placement gpu_kernel, the product) the storage belongs to a gpu_runtime, which
+/// starts and stops its controller with the others:
+///
+///     bam::gpu_runtime rt;
+///     auto image = bam::backing_store::from_file("graph.bcsr", false, bam::memory_kind::pinned);
+///     bam::emulated_storage ssd({.devices = 4, .placement =
+///     bam::controller_placement::gpu_kernel},
+///                               image, &rt);
+///     rt.warm_up(...);  rt.start();  ... kernels on rt.stream() use ssd.ref() ...  rt.stop();
 
 #include <cstdint>
 #include <memory>
@@ -21,9 +31,26 @@
 
 namespace bam {
 
+class gpu_runtime;
+
 /// Who runs the controller.
 enum class controller_placement {
-  cpu_thread,  ///< a host thread over queues in host memory (the CPU path)
+  cpu_thread,   ///< a host thread over queues in host memory (the CPU path)
+  host_thread,  ///< debug: a host thread over queues in pinned memory that GPU threads use,
+                ///< so tools that serialize kernels (compute-sanitizer, ncu) still work; the
+                ///< PRP addresses GPU threads pass must be host-reachable (pinned) memory
+  gpu_kernel,   ///< a persistent kernel on the runtime's controller SMs over queues in GPU
+                ///< memory; PRP addresses may be GPU or pinned memory
+};
+
+/// Knobs of the GPU controller kernel (placement gpu_kernel).
+struct gpu_controller_options {
+  std::uint32_t threads_per_block = 256;  ///< 32..256, a multiple of 32
+  std::uint32_t max_blocks = 0;  ///< 0: as many as are resident on the controller SMs (fewer
+                                 ///< when there are fewer queues than warps)
+  std::uint64_t watch_period_ns = 10'000'000;  ///< how often warps report ages to the watchdog
+  std::uint64_t stop_poll_ns = 100'000;        ///< how often warps look at the stop flag
+  std::uint64_t flush_timeout_ns = 60'000'000'000ull;  ///< FLUSH write-back deadline
 };
 
 struct storage_config {
@@ -38,6 +65,7 @@ struct storage_config {
   fault_plan faults{};                           ///< applied to every device
   std::uint64_t timeout_ns = 30'000'000'000ull;  ///< deadline of one command's wait
   controller_placement placement = controller_placement::cpu_thread;
+  gpu_controller_options controller{};  ///< placement gpu_kernel only
 };
 
 /// Counters of one emulated device.
@@ -64,20 +92,29 @@ struct storage_stats {
 class emulated_storage {
  public:
   /// Checks the configuration (throws bam::input_error naming the bad field) and allocates
-  /// the queues. The image is the set's address space.
-  emulated_storage(const storage_config& config, std::shared_ptr<backing_store> image);
+  /// the queues. The image is the set's address space: host memory for cpu_thread, host or
+  /// pinned for host_thread, pinned or device for gpu_kernel. The GPU placements need
+  /// `runtime` (not yet started); the storage attaches to it, so runtime->start() and stop()
+  /// drive its controller, and must not outlive it.
+  emulated_storage(const storage_config& config, std::shared_ptr<backing_store> image,
+                   gpu_runtime* runtime = nullptr);
   ~emulated_storage();
   emulated_storage(const emulated_storage&) = delete;
   emulated_storage& operator=(const emulated_storage&) = delete;
 
-  /// The view kernels use. Valid while this object lives.
+  /// The view kernels use. Valid while this object lives. For the GPU placements its
+  /// `queues` array is in GPU memory: pass the view to kernels, do not dereference it on the
+  /// host.
   [[nodiscard]] device_set_ref ref() const;
 
-  /// Starts / stops the controller. stop() waits for it and leaves commands in flight
-  /// unanswered; call it when no kernel uses the queues.
+  /// Starts / stops the controller (bounded waits; throws bam::error past the deadline).
+  /// stop() leaves commands in flight unanswered; call it when no kernel uses the queues.
   void start();
   void stop();
   [[nodiscard]] bool running() const;
+
+  /// How the controller runs ("GPU kernel: grid 16 x 256 ..." or "host thread").
+  [[nodiscard]] std::string describe() const;
 
   /// Puts a queue pair back in its initial state (after a halt). The controller must be
   /// stopped and no thread may use the queue.

@@ -105,7 +105,13 @@ BAM_HD inline acquire_result page_cache_ref::acquire(const array_slot& a, std::u
       }
       continue;
     } else if (page_failed(e)) {
-      return {0, page_failure_status(e), probe_kind::failed};
+      // The load failed earlier, and its record may have been reported and cleared since:
+      // record the failure again (device and LBA; the command is gone) so that the host's
+      // check after this launch or transfer still sees it.
+      const io_status s = page_failure_status(e);
+      const device_location at = a.set.locate((a.first_line + page) << line_shift_);
+      a.errors->record(error_kind::read, s, at.device, 0, 0, at.byte / a.set.block_bytes, page);
+      return {0, s, probe_kind::failed};
     } else {
       waited = true;  // loading: miss coalescing, wait for the loader
     }
