@@ -134,22 +134,31 @@ BAM_HD inline bool page_cache_ref::claim_victim(std::uint32_t& line, std::uint64
   for (;;) {
     // relaxed: the hand only spreads the searches; the CAS below decides who owns a line.
     const std::uint64_t base = hand.fetch_add(clock_chunk_, order::relaxed);
-    for (std::uint32_t i = 0; i < clock_chunk_; ++i) {
-      const auto l = static_cast<std::uint32_t>((base + i) % lines_);
-      atomic_ref<std::uint64_t> st(state_[l]);
-      std::uint64_t s = st.load(order::relaxed);  // relaxed: a candidate check; the CAS orders
-      if ((s & line_bits::busy) || line_pins(s) != 0) continue;
-      atomic_ref<std::uint32_t> ref(referenced_[l]);
-      if (ref.load(order::relaxed) != 0) {  // relaxed: a CLOCK hint
-        ref.store(0u, order::relaxed);      // second chance
-        continue;
-      }
-      // acquire: the last pin holders' accesses (released by their unpins) happen before we
-      // write the line back or overwrite it.
-      if (st.compare_exchange(s, s | line_bits::busy, order::acquire)) {
-        line = l;
-        old_state = s;
-        return true;
+    // Two passes over the chunk: a line that holds nothing first (the hand moves a whole
+    // chunk per search, so taking the first unreferenced line would evict data while free
+    // lines wait further on), then CLOCK's first unreferenced line.
+    for (std::uint32_t pass = 0; pass < 2; ++pass) {
+      for (std::uint32_t i = 0; i < clock_chunk_; ++i) {
+        const auto l = static_cast<std::uint32_t>((base + i) % lines_);
+        atomic_ref<std::uint64_t> st(state_[l]);
+        std::uint64_t s = st.load(order::relaxed);  // relaxed: a candidate check; the CAS orders
+        if ((s & line_bits::busy) || line_pins(s) != 0) continue;
+        if (pass == 0) {
+          if (s & line_bits::valid) continue;
+        } else {
+          atomic_ref<std::uint32_t> ref(referenced_[l]);
+          if (ref.load(order::relaxed) != 0) {  // relaxed: a CLOCK hint
+            ref.store(0u, order::relaxed);      // second chance
+            continue;
+          }
+        }
+        // acquire: the last pin holders' accesses (released by their unpins) happen before we
+        // write the line back or overwrite it.
+        if (st.compare_exchange(s, s | line_bits::busy, order::acquire)) {
+          line = l;
+          old_state = s;
+          return true;
+        }
       }
     }
     if (now_ns() > deadline_ns) return false;
