@@ -13,6 +13,7 @@
 /// array<const T> is read-only (no dirty tracking, no store). Not thread safe: host-side calls
 /// from one thread; kernels may use refs concurrently.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -79,13 +80,30 @@ class array {
     attachment_ = cache.attach(set, first_line, last_line - first_line + 1, writable, name_);
   }
 
+  /// An array over `count` elements already in memory kernels can read: device memory (the
+  /// device-memory baseline), pinned host memory (the host-memory baseline, read zero-copy by
+  /// a GPU), or host memory on the CPU path. No cache, no I/O, no statistics; the memory must
+  /// outlive the array. `host_accessible` says whether read() and write() may touch it.
+  static array over_memory(value_type* data, std::uint64_t count, bool host_accessible,
+                           std::string name = "array") {
+    array a;
+    a.name_ = std::move(name);
+    a.count_ = count;
+    a.direct_ = data;
+    a.host_accessible_ = host_accessible;
+    return a;
+  }
+
   ~array() {
     if (!cache_) return;
     if constexpr (writable) {
-      try {
-        cache_->flush(attachment_.index);
-      } catch (...) {
-        // Destructors never throw; flush() explicitly to see write-back errors.
+      // Destructors never throw: flush() explicitly (before the controllers stop) to see
+      // write-back errors. Only an array that may hold unflushed writes flushes here.
+      if (maybe_dirty_) {
+        try {
+          cache_->flush(attachment_.index);
+        } catch (...) {
+        }
       }
     }
     cache_->detach(attachment_.index);
@@ -96,7 +114,10 @@ class array {
         name_(std::move(o.name_)),
         attachment_(o.attachment_),
         offset_(o.offset_),
-        count_(o.count_) {}
+        count_(o.count_),
+        direct_(o.direct_),
+        host_accessible_(o.host_accessible_),
+        maybe_dirty_(o.maybe_dirty_) {}
   array& operator=(array&&) = delete;
   array(const array&) = delete;
   array& operator=(const array&) = delete;
@@ -106,6 +127,8 @@ class array {
 
   /// The view for kernels, using the cache as configured.
   [[nodiscard]] array_ref<T> ref() const {
+    if (direct_) return array_ref<T>(direct_, count_);
+    if constexpr (writable) maybe_dirty_ = true;
     return array_ref<T>(cache_->ref(), attachment_.slot, offset_, count_, cache_->config().mode,
                         false);
   }
@@ -114,11 +137,14 @@ class array {
   /// twice the warps that can run at once, a read-only array falls back to uncached reads
   /// through bounce buffers; a writable one throws bam::input_error.
   [[nodiscard]] array_ref<T> ref_for_launch(std::uint32_t grid, std::uint32_t block) const {
+    if (direct_) return ref();
     const std::uint64_t threads = std::uint64_t{grid} * block;
     std::uint64_t warps = cache_->concurrent_warps();
-    const std::uint64_t launch_warps = (threads + 31) / 32;
+    const std::uint64_t width = cache_->warp_width();
+    const std::uint64_t launch_warps = (threads + width - 1) / width;
     if (launch_warps < warps) warps = launch_warps;
     const bool too_small = cache_->lines() < 2 * warps;
+    if constexpr (writable) maybe_dirty_ = true;
     if (too_small && writable) {
       throw input_error("array '" + name_ + "': the cache has " + std::to_string(cache_->lines()) +
                         " lines; a launch of " + std::to_string(warps) +
@@ -133,9 +159,13 @@ class array {
   [[nodiscard]] std::vector<value_type> read(std::uint64_t first, std::uint64_t count) const {
     check_range(first, count);
     std::vector<value_type> out(count);
-    if (count)
+    if (direct_) {
+      require_host_access();
+      std::copy_n(direct_ + first, count, out.begin());
+    } else if (count) {
       cache_->read_bytes(attachment_.index, offset_ + first * sizeof(T), count * sizeof(T),
                          out.data());
+    }
     return out;
   }
 
@@ -143,24 +173,40 @@ class array {
   /// become dirty; flush() writes them to the devices).
   void write(std::uint64_t first, const std::vector<value_type>& values) requires writable {
     check_range(first, values.size());
-    if (!values.empty()) {
+    if (direct_) {
+      require_host_access();
+      std::copy(values.begin(), values.end(), direct_ + first);
+    } else if (!values.empty()) {
+      maybe_dirty_ = true;
       cache_->write_bytes(attachment_.index, offset_ + first * sizeof(T), values.size() * sizeof(T),
                           values.data());
     }
   }
 
   /// Writes every dirty line of this array back and FLUSHes the devices; waits.
-  void flush() requires writable { cache_->flush(attachment_.index); }
+  void flush() requires writable {
+    if (cache_) cache_->flush(attachment_.index);
+    maybe_dirty_ = false;
+  }
 
   /// Throws bam::nvme_error naming the queue, command id, LBA and NVMe status of the first
   /// error a kernel recorded for this array (and clears the record).
-  void check() const { cache_->check(attachment_.index); }
+  void check() const {
+    if (cache_) cache_->check(attachment_.index);
+  }
 
   /// Forgets failed page loads so the next access tries the I/O again.
-  void clear_failures() { cache_->clear_failures(attachment_.index); }
+  void clear_failures() {
+    if (cache_) cache_->clear_failures(attachment_.index);
+  }
 
-  [[nodiscard]] cache_stats stats() const { return cache_->stats(attachment_.index); }
-  void reset_stats() { cache_->reset_stats(attachment_.index); }
+  /// The array's cache statistics (all zero for a view of memory).
+  [[nodiscard]] cache_stats stats() const {
+    return cache_ ? cache_->stats(attachment_.index) : cache_stats{};
+  }
+  void reset_stats() {
+    if (cache_) cache_->reset_stats(attachment_.index);
+  }
 
  private:
   void check_range(std::uint64_t first, std::uint64_t count) const {
@@ -171,12 +217,23 @@ class array {
     }
   }
 
-  page_cache* cache_;
+  array() = default;
+  void require_host_access() const {
+    if (!host_accessible_) {
+      throw input_error("array '" + name_ +
+                        "' is a view of device memory: the host cannot read or write it directly");
+    }
+  }
+
+  page_cache* cache_ = nullptr;
   device_set_ref set_;
   std::string name_;
   page_cache::attachment attachment_{};
   std::uint64_t offset_ = 0;
   std::uint64_t count_ = 0;
+  value_type* direct_ = nullptr;
+  bool host_accessible_ = false;
+  mutable bool maybe_dirty_ = false;  ///< a ref or write since the last flush
 };
 
 }  // namespace bam

@@ -45,7 +45,14 @@ class array_ref {
         mode_(mode),
         read_through_(read_through) {}
 
+  /// A view of `count` elements already in memory the kernel can read (device memory, or
+  /// pinned host memory read zero-copy): the host-memory and device-memory baselines, with the
+  /// same kernel code as the cached path.
+  BAM_HD array_ref(value_type* direct, std::uint64_t count) : count_(count), direct_(direct) {}
+
   [[nodiscard]] BAM_HD std::uint64_t size() const { return count_; }
+  /// True for a view of memory rather than of storage.
+  [[nodiscard]] BAM_HD bool direct() const { return direct_ != nullptr; }
   [[nodiscard]] BAM_HD cache_mode mode() const { return mode_; }
   [[nodiscard]] BAM_HD bool reads_through() const {
     return read_through_ || mode_ == cache_mode::none;
@@ -128,6 +135,7 @@ class array_ref {
  private:
   BAM_HD bool check_index(std::uint64_t i) const {
     if (i < count_) return true;
+    if (direct_) return false;  // no error record behind a view of memory
     slot_.errors->record(error_kind::out_of_range,
                          io_status::host(status_source::index_out_of_range), 0, 0, 0, 0, i);
     slot_.stats.add(&cache_stats::errors, 1);
@@ -183,6 +191,10 @@ class array_ref {
   template <class Op>
   BAM_HD io_status access(std::uint64_t i, Op&& op, bool dirty) const {
     if (!check_index(i)) return io_status::host(status_source::index_out_of_range);
+    if (direct_) {
+      op(reinterpret_cast<std::uint8_t*>(direct_ + i));
+      return {};
+    }
     const std::uint64_t byte = offset_ + i * sizeof(T);
     if (reads_through()) return access_through(byte, op);
     const std::uint32_t shift = cache_.line_shift();
@@ -221,7 +233,7 @@ class array_ref {
   /// An access through a cursor: keeps the pin while the thread stays on one line.
   template <class Op>
   BAM_HD io_status access_reusing(std::uint64_t i, cursor& c, Op&& op, bool dirty) const {
-    if (mode_ != cache_mode::optimized || reads_through()) return access(i, op, dirty);
+    if (direct_ || mode_ != cache_mode::optimized || reads_through()) return access(i, op, dirty);
     if (!check_index(i)) return io_status::host(status_source::index_out_of_range);
     const std::uint64_t byte = offset_ + i * sizeof(T);
     const std::uint32_t shift = cache_.line_shift();
@@ -267,6 +279,7 @@ class array_ref {
   std::uint64_t count_ = 0;
   cache_mode mode_ = cache_mode::optimized;
   bool read_through_ = false;
+  value_type* direct_ = nullptr;
 };
 
 }  // namespace bam

@@ -63,6 +63,8 @@ class page_cache {
   [[nodiscard]] std::uint32_t lines() const;
   /// Warps that can run at once on this cache's executor (for the launch size check).
   [[nodiscard]] std::uint64_t concurrent_warps() const;
+  /// Lanes per warp of its launches: 1 on the CPU path, 32 on a GPU.
+  [[nodiscard]] std::uint32_t warp_width() const;
 
   // ---- used by bam::array ----
   struct attachment {

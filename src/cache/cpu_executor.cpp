@@ -16,6 +16,7 @@ class cpu_executor final : public cache_executor {
 
   [[nodiscard]] memory_kind memory() const override { return memory_kind::host; }
   [[nodiscard]] std::uint64_t concurrent_warps() const override { return stream_.workers(); }
+  [[nodiscard]] std::uint32_t warp_width() const override { return 1; }
 
   void copy_to_cache(void* dst, const void* src, std::uint64_t bytes) override {
     std::memcpy(dst, src, bytes);

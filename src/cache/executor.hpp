@@ -15,6 +15,8 @@ class cache_executor {
   virtual ~cache_executor() = default;
   [[nodiscard]] virtual memory_kind memory() const = 0;
   [[nodiscard]] virtual std::uint64_t concurrent_warps() const = 0;
+  /// Lanes per warp of this executor's launches (1 for a CPU thread, 32 on a GPU).
+  [[nodiscard]] virtual std::uint32_t warp_width() const = 0;
   /// Copies between host memory and cache memory.
   virtual void copy_to_cache(void* dst, const void* src, std::uint64_t bytes) = 0;
   virtual void copy_from_cache(void* dst, const void* src, std::uint64_t bytes) = 0;

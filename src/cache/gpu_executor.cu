@@ -46,18 +46,19 @@ class gpu_executor final : public cache_executor {
     warps_ = std::uint64_t{sms} * (p.maxThreadsPerMultiProcessor / 32);
     grid_ = sms * 4;
     // Load and launch each kernel once now: a first launch beside a running controller can
-    // deadlock (DESIGN 11). Each launch below does no work.
+    // deadlock (DESIGN 11).
     rt.preload({kernel_function<copy_through_cache>(), kernel_function<flush_lines>(),
                 kernel_function<flush_devices>()});
-    rt.warm_up([&](stream_handle s) {
-      launch(s, 1, 32, copy_through_cache{{}, {}, 0, 0, nullptr, false, failure()});
-      launch(s, 1, 32, flush_lines{{}, {}, failure()});
-      launch(s, 1, 32, flush_devices{{}, nullptr, failure()});
+    rt.warm_up([](stream_handle s) {
+      warm_up_launch<copy_through_cache>(s);
+      warm_up_launch<flush_lines>(s);
+      warm_up_launch<flush_devices>(s);
     });
   }
 
   [[nodiscard]] memory_kind memory() const override { return memory_kind::device; }
   [[nodiscard]] std::uint64_t concurrent_warps() const override { return warps_; }
+  [[nodiscard]] std::uint32_t warp_width() const override { return 32; }
 
   void copy_to_cache(void* dst, const void* src, std::uint64_t bytes) override {
     copy_async(dst, src, bytes, rt_.stream());

@@ -187,6 +187,7 @@ page_cache_ref page_cache::ref() const {
 const cache_config& page_cache::config() const { return impl_->config; }
 std::uint32_t page_cache::lines() const { return impl_->lines; }
 std::uint64_t page_cache::concurrent_warps() const { return impl_->exec->concurrent_warps(); }
+std::uint32_t page_cache::warp_width() const { return impl_->exec->warp_width(); }
 
 page_cache::attachment page_cache::attach(const device_set_ref& set, std::uint64_t first_line,
                                           std::uint64_t pages, bool writable,

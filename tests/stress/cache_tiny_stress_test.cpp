@@ -102,7 +102,8 @@ TEST(TinyCacheLaunch, ALaunchThatFitsTheCacheUsesIt) {
   rig r(pattern_image(8 * 1024), fast_storage(),
         {.line_bytes = 4096, .capacity_bytes = tiny_lines * 4096}, tiny_threads);
   array<const std::uint64_t> a(r.cache(), r.set());
-  EXPECT_FALSE(a.ref_for_launch(1, 64).reads_through());  // 2 warps: 4 lines are enough
+  // A CPU thread is a warp of one lane: 8 threads are 8 warps, and 16 lines are enough.
+  EXPECT_FALSE(a.ref_for_launch(1, 8).reads_through());
 }
 
 TEST(TinyCacheLaunch, AWritableArrayRefusesALaunchTooLargeForTheCache) {

@@ -14,6 +14,9 @@
 
 #include <bam/array.hpp>
 #include <bam/error.hpp>
+#if defined(BAM_HAVE_CUDA)
+#include <bam/platform/launch.cuh>  // this file is compiled as CUDA in GPU builds
+#endif
 
 #include "bam/commands.hpp"
 #include "bam/storage_options.hpp"
@@ -82,12 +85,47 @@ struct gather_kernel {
   }
 };
 
+// Runs the gather kernel where the path runs kernels: the CPU pool, or the GPU (indices and
+// values then live in pinned memory the GPU reads and writes directly).
+template <class T>
+void run_gather(data_path& path, const array<const T>& a, const std::vector<std::uint64_t>& indices,
+                std::vector<T>& values) {
+  const std::uint64_t n = indices.size();
+  if (n == 0) return;
+  const std::uint32_t block = 256;
+  if (!path.gpu()) {
+    path.start();
+    const auto grid =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>((n + block - 1) / block, 1024));
+    launch(*path.stream, grid, block,
+           gather_kernel<T>{a.ref_for_launch(grid, block), indices.data(), values.data(), n});
+    path.stream->synchronize();
+    return;
+  }
+#if defined(BAM_HAVE_CUDA)
+  gpu_runtime& rt = *path.runtime;
+  pinned_memory idx(n * sizeof(std::uint64_t));
+  pinned_memory out(n * sizeof(T));
+  std::memcpy(idx.data(), indices.data(), n * sizeof(std::uint64_t));
+  rt.preload({kernel_function<gather_kernel<T>>()});
+  rt.warm_up([](stream_handle s) { warm_up_launch<gather_kernel<T>>(s); });
+  path.start();
+  const auto grid =
+      static_cast<std::uint32_t>(std::min<std::uint64_t>((n + block - 1) / block, 132 * 8));
+  launch(rt.stream(), grid, block,
+         gather_kernel<T>{a.ref_for_launch(grid, block), idx.as<std::uint64_t>(), out.as<T>(), n});
+  rt.synchronize(rt.stream(), 0, "the gather kernel");
+  std::memcpy(values.data(), out.data(), n * sizeof(T));
+  rt.stop();  // before the pinned buffers go: freeing waits for running kernels
+#endif
+}
+
 template <class T>
 void gather(const gather_options& o) {
-  auto image = backing_store::from_file(o.file, false);
+  const std::vector<std::uint64_t> indices = read_indices(o.indices);
+  auto image = load_image(o.storage, o.file);
   if (o.offset > image->bytes()) throw input_error("--offset is past the end of '" + o.file + "'");
   const std::uint64_t elements = (image->bytes() - o.offset) / sizeof(T);
-  const std::vector<std::uint64_t> indices = read_indices(o.indices);
   for (std::size_t k = 0; k < indices.size(); ++k) {
     if (indices[k] >= elements) {
       throw input_error("index " + std::to_string(indices[k]) + " (entry " + std::to_string(k + 1) +
@@ -100,36 +138,28 @@ void gather(const gather_options& o) {
   data_path path =
       data_path::open(o.storage, image, std::max<std::uint64_t>(image->bytes() / 8, 1 << 20));
   cache_stats stats;
-  if (!path.cache) {
-    for (std::size_t k = 0; k < indices.size(); ++k) {
-      std::memcpy(&values[k], image->data() + o.offset + indices[k] * sizeof(T), sizeof(T));
-    }
-  } else {
-    array<const T> a(*path.cache, path.storage->ref(),
-                     {.offset_bytes = o.offset, .count = elements, .name = o.file});
-    const std::uint32_t block = 64;
-    const std::uint32_t grid = static_cast<std::uint32_t>(
-        std::min<std::uint64_t>((indices.size() + block - 1) / block, 1024));
-    if (!indices.empty()) {
-      launch(*path.stream, grid, block,
-             gather_kernel<T>{a.ref_for_launch(grid, block), indices.data(), values.data(),
-                              indices.size()});
-      path.stream->synchronize();
-    }
+  {
+    auto* base = reinterpret_cast<T*>(path.memory_data() + o.offset);
+    array<const T> a =
+        path.cache ? array<const T>(*path.cache, path.storage->ref(),
+                                    {.offset_bytes = o.offset, .count = elements, .name = o.file})
+                   : array<const T>::over_memory(base, elements, !path.device_image.data(), o.file);
+    run_gather(path, a, indices, values);
     a.check();
     stats = a.stats();
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (const T& v : values) print_value(stdout, v);
-  std::fprintf(
-      stderr,
-      "# gathered %zu values of %s from '%s' in %.3f s via %s; cache: %" PRIu64 " hits, %" PRIu64
-      " misses, %" PRIu64 " I/O commands, %s moved for %s asked (amplification %.2f)\n",
-      values.size(), o.dtype.c_str(), o.file.c_str(), seconds, o.storage.backend.c_str(),
-      stats.hits, stats.misses, stats.io_commands(),
-      format_bytes(static_cast<double>(stats.bytes_moved)).c_str(),
-      format_bytes(static_cast<double>(stats.bytes_requested)).c_str(), stats.amplification());
+  std::fprintf(stderr,
+               "# gathered %zu values of %s from '%s' in %.3f s via %s on the %s; cache: %" PRIu64
+               " hits, %" PRIu64 " misses, %" PRIu64
+               " I/O commands, %s moved for %s asked (amplification %.2f)\n",
+               values.size(), o.dtype.c_str(), o.file.c_str(), seconds, o.storage.backend.c_str(),
+               path.where().c_str(), stats.hits, stats.misses, stats.io_commands(),
+               format_bytes(static_cast<double>(stats.bytes_moved)).c_str(),
+               format_bytes(static_cast<double>(stats.bytes_requested)).c_str(),
+               stats.amplification());
 }
 
 }  // namespace

@@ -22,8 +22,14 @@ void storage_options::add_to(CLI::App& c) {
       ->check(CLI::IsMember({"none", "naive", "optimized"}))
       ->capture_default_str();
   c.add_option("--devices", devices, "Emulated devices (striped)")->capture_default_str();
-  c.add_option("--queues", queues, "Queue pairs per device")->capture_default_str();
-  c.add_option("--depth", depth, "Entries per queue (2..65535)")->capture_default_str();
+  c.add_option("--queues", queues, "Queue pairs per device (default: 8 on CPU, 128 on a GPU)");
+  c.add_option("--depth", depth,
+               "Entries per queue, 2..65535 (default: 256 on CPU, 1024 on a GPU)");
+  c.add_option("--target", target, "Where kernels run: auto (a GPU when there is one), cpu, gpu")
+      ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
+      ->capture_default_str();
+  c.add_option("--controller-sms", controller_sms, "SMs of the emulated controller (GPU)")
+      ->capture_default_str();
   c.add_option("--latency-us", latency_us, "Modelled device latency in microseconds")
       ->capture_default_str();
   c.add_flag("--caps", caps, "Apply the device model's IOPS and bandwidth caps (Optane-like)");
@@ -36,11 +42,22 @@ bam::cache_mode storage_options::mode() const {
   return bam::cache_mode::optimized;
 }
 
+bool storage_options::use_gpu() const {
+  if (target == "cpu") return false;
+  if (target == "gpu") {
+    if (!gpu_available()) throw input_error("--target gpu: " + gpu_unavailable_reason());
+    return true;
+  }
+  return gpu_available();
+}
+
 storage_config storage_options::storage() const {
+  const bool gpu = use_gpu();
   storage_config s;
   s.devices = devices;
-  s.queues_per_device = queues;
-  s.queue_depth = depth;
+  s.queues_per_device = queues ? queues : (gpu ? 128u : 8u);
+  s.queue_depth = depth ? depth : (gpu ? 1024u : 256u);
+  s.placement = gpu ? controller_placement::gpu_kernel : controller_placement::cpu_thread;
   s.model = device_model::optane();
   s.model.latency_us = latency_us;
   s.model.caps = caps;
@@ -57,24 +74,75 @@ cache_config storage_options::cache(std::uint64_t default_cache_bytes) const {
   return c;
 }
 
+std::shared_ptr<backing_store> load_image(const storage_options& o, const std::string& file) {
+  return backing_store::from_file(file, false,
+                                  o.use_gpu() ? memory_kind::pinned : memory_kind::host);
+}
+
 data_path data_path::open(const storage_options& o, std::shared_ptr<backing_store> image,
                           std::uint64_t default_cache_bytes) {
-  if (o.backend == "device-memory" && !gpu_available()) {
-    throw input_error("--backend device-memory needs a GPU (" + gpu_unavailable_reason() + ")");
+  const bool gpu = o.use_gpu();
+  if (o.backend == "device-memory" && !gpu) {
+    throw input_error(
+        "--backend device-memory needs a GPU (" +
+        (gpu_available() ? std::string("--target cpu was given") : gpu_unavailable_reason()) + ")");
+  }
+  if (gpu && image->kind() == memory_kind::host) {
+    throw input_error("on a GPU the image must be in pinned memory (load it with load_image)");
   }
   data_path p;
   p.image = std::move(image);
-  p.stream = std::make_unique<host_stream>(o.workers);
+  if (gpu) {
+    runtime_config rc;
+    rc.controller_sms = o.controller_sms;
+    rc.quiet = true;
+    p.runtime = std::make_unique<gpu_runtime>(rc);
+    if (!p.runtime->gpu()) throw error("no GPU after all: " + p.runtime->message());
+  } else {
+    p.stream = std::make_unique<host_stream>(o.workers);
+  }
+  if (o.backend == "device-memory") {
+    p.device_image = device_memory(p.image->bytes());
+    copy_async(p.device_image.data(), p.image->data(), p.image->bytes(), p.runtime->stream());
+    p.runtime->synchronize(p.runtime->stream(), 0, "copying the data into GPU memory");
+    return p;
+  }
   if (o.backend == "host-memory") return p;
-  p.storage = std::make_unique<emulated_storage>(o.storage(), p.image);
-  p.cache = std::make_unique<page_cache>(o.cache(default_cache_bytes), *p.stream);
-  p.storage->start();
+  p.storage = std::make_unique<emulated_storage>(o.storage(), p.image, p.runtime.get());
+  if (gpu) {
+    p.cache = std::make_unique<page_cache>(o.cache(default_cache_bytes), *p.runtime);
+  } else {
+    p.cache = std::make_unique<page_cache>(o.cache(default_cache_bytes), *p.stream);
+    p.storage->start();
+  }
   return p;
 }
 
-data_path::~data_path() {
-  cache.reset();
-  if (storage) storage->stop();
+void data_path::start() {
+  if (runtime) {
+    if (!runtime->started()) runtime->start();
+  } else if (storage && !storage->running()) {
+    storage->start();
+  }
 }
 
+std::uint8_t* data_path::memory_data() const {
+  return device_image.data() ? device_image.as<std::uint8_t>() : image->data();
+}
+
+std::string data_path::where() const {
+  if (runtime) return "GPU: " + gpu_description();
+  return "CPU: " + std::to_string(stream->workers()) + " threads";
+}
+
+data_path::~data_path() {
+  // Arrays are gone by now (they live in the command's scope, made after the path).
+  try {
+    if (runtime && runtime->started()) runtime->stop();
+  } catch (...) {
+  }
+  cache.reset();
+  if (storage && !runtime) storage->stop();
+  storage.reset();
+}
 }  // namespace bam::tools

@@ -12,6 +12,8 @@
 
 #include <bam/cache.hpp>
 #include <bam/platform/launch.hpp>
+#include <bam/runtime/resources.hpp>
+#include <bam/runtime/runtime.hpp>
 #include <bam/storage/emulated_storage.hpp>
 
 namespace bam::tools {
@@ -21,8 +23,10 @@ struct storage_options {
   std::uint64_t cache_bytes = 0;         ///< 0: a default chosen by the command
   std::uint64_t line_bytes = 4096;
   std::uint32_t devices = 1;
-  std::uint32_t queues = 8;
-  std::uint32_t depth = 256;
+  std::uint32_t queues = 0;     ///< per device; 0: 8 on the CPU path, 128 on a GPU
+  std::uint32_t depth = 0;      ///< 0: 256 on the CPU path, 1024 on a GPU
+  std::string target = "auto";  ///< auto | cpu | gpu: where kernels (and the controller) run
+  std::uint32_t controller_sms = 8;
   double latency_us = 11.0;
   bool caps = false;
   std::string mode_name = "optimized";
@@ -31,23 +35,44 @@ struct storage_options {
   /// Registers the options on `command`.
   void add_to(CLI::App& command);
   [[nodiscard]] bam::cache_mode mode() const;
+  /// True when kernels run on a GPU (target gpu, or auto with a usable GPU).
+  [[nodiscard]] bool use_gpu() const;
   [[nodiscard]] storage_config storage() const;
   [[nodiscard]] cache_config cache(std::uint64_t default_cache_bytes) const;
 };
 
-/// What a command reads through: the devices, the cache and the stream they run on.
-struct data_path {
-  std::shared_ptr<backing_store> image;
-  std::unique_ptr<emulated_storage> storage;  ///< null for host-memory
-  std::unique_ptr<host_stream> stream;
-  std::unique_ptr<page_cache> cache;  ///< null for host-memory
+/// Loads `file` into memory of the kind the path for `options` needs: host memory on the CPU
+/// path, pinned host memory on a GPU (the emulated SSD's DMA and zero-copy reads cross PCIe).
+std::shared_ptr<backing_store> load_image(const storage_options& options, const std::string& file);
 
-  /// Builds the path for `options` over `image` and starts the controller.
+/// What a command reads through: the devices, the cache and where kernels run.
+///
+/// CPU path: `stream` runs kernels; open() starts the controller thread.
+/// GPU path: `runtime` runs kernels on runtime->stream(); open() allocates everything and
+/// leaves the controller stopped: create arrays, reserve working memory and warm up kernels,
+/// then start(). Destruction stops the controllers.
+struct data_path {
+  std::unique_ptr<gpu_runtime> runtime;  ///< GPU path only
+  std::shared_ptr<backing_store> image;
+  std::unique_ptr<emulated_storage> storage;  ///< null for the memory backends
+  std::unique_ptr<host_stream> stream;        ///< CPU path only
+  std::unique_ptr<page_cache> cache;          ///< null for the memory backends
+  device_memory device_image;                 ///< the device-memory backend's copy
+
+  /// Builds the path for `options` over `image` (from load_image).
   static data_path open(const storage_options& options, std::shared_ptr<backing_store> image,
                         std::uint64_t default_cache_bytes);
+  /// Starts the controllers (no-op when running, or without storage).
+  void start();
+  [[nodiscard]] bool gpu() const { return runtime != nullptr; }
+  /// The data for the memory backends: the image (host or pinned) or its device copy.
+  [[nodiscard]] std::uint8_t* memory_data() const;
+  /// "GPU: NVIDIA H200 ..." or "CPU: 8 threads".
+  [[nodiscard]] std::string where() const;
   ~data_path();
   data_path() = default;
   data_path(data_path&&) = default;
+  data_path& operator=(data_path&&) = default;
 };
 
 }  // namespace bam::tools
