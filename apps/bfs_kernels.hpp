@@ -1,0 +1,90 @@
+#pragma once
+/// @file
+/// BFS kernels: one level of a level-synchronous, frontier-based traversal. Portable (the app
+/// kernel model); the driver is bfs.hpp.
+
+#include <cstdint>
+#include <type_traits>
+
+#include <bam/platform/atomic.hpp>
+#include <bam/platform/config.hpp>
+#include <bam/platform/launch.hpp>
+
+#include "apps/kernel_support.hpp"
+
+namespace bam::apps {
+
+/// Depth of a vertex the traversal has not reached.
+inline constexpr std::int32_t unreached = -1;
+
+/// Claims unreached vertices for level `depth`: the first thread to claim one (a
+/// compare-exchange on its depth) gives it `depth` and appends it to the next frontier. Each
+/// vertex therefore enters one frontier, and each adjacency list is read once in the whole
+/// traversal.
+///
+/// Every order here is relaxed: the depths and the next frontier are read by the host or the
+/// next launch only after this launch has finished (stream order publishes them); within the
+/// launch only the atomicity of each claim matters.
+struct bfs_claim {
+  std::int32_t* depths;     ///< n
+  std::uint64_t* next;      ///< room for n
+  std::uint64_t* counters;  ///< [0] next frontier size, [1] bad ids
+  std::int32_t depth;
+
+  BAM_HD void operator()(std::uint64_t v) const {
+    atomic_ref<std::int32_t> d(depths[v]);
+    // relaxed: a filter that saves most compare-exchanges; the exchange decides.
+    if (d.load(order::relaxed) != unreached) return;
+    std::int32_t expected = unreached;
+    // relaxed: only atomicity matters (one winner); the launch boundary publishes the depth.
+    if (!d.compare_exchange(expected, depth, order::relaxed)) return;
+    // relaxed: a slot index; the entry is read after the launch has finished.
+    const std::uint64_t slot = atomic_ref<std::uint64_t>(counters[0]).fetch_add(1, order::relaxed);
+    next[slot] = v;
+  }
+};
+
+/// Expands the frontier list of level `depth - 1`: a warp per frontier vertex, in the order
+/// the list was built (discovery order). For small frontiers.
+template <class View>
+struct bfs_expand_kernel {
+  View ids;
+  const std::uint64_t* offsets;  ///< n + 1
+  const std::uint64_t* frontier;
+  std::uint64_t frontier_size;
+  bfs_claim claim;
+  std::uint64_t n;
+
+  BAM_HD void operator()(thread_index t) const {
+    const warp_position w = warp_of(t);
+    for (std::uint64_t i = w.warp; i < frontier_size; i += w.warps) {
+      const std::uint64_t u = frontier[i];
+      for_each_neighbour(ids, w, offsets[u], offsets[u + 1], n, &claim.counters[1], claim);
+    }
+  }
+};
+
+/// Expands level `depth - 1` by scanning every vertex in id order (a warp per vertex) and
+/// expanding those at that depth. For large frontiers: the lists are then read in the order
+/// they lie on storage, so warps running at once share lines instead of each touching a line
+/// of its own at random (the discovery order of a frontier list).
+template <class View>
+struct bfs_scan_kernel {
+  View ids;
+  const std::uint64_t* offsets;  ///< n + 1
+  bfs_claim claim;
+  std::uint64_t n;
+
+  BAM_HD void operator()(thread_index t) const {
+    const warp_position w = warp_of(t);
+    const std::int32_t level = claim.depth - 1;
+    for (std::uint64_t u = w.warp; u < n; u += w.warps) {
+      // relaxed: level-(depth-1) depths were written by earlier launches; a claim racing
+      // with this load only turns unreached into `depth`, so every lane sees the same answer.
+      if (atomic_ref<std::int32_t>(claim.depths[u]).load(order::relaxed) != level) continue;
+      for_each_neighbour(ids, w, offsets[u], offsets[u + 1], n, &claim.counters[1], claim);
+    }
+  }
+};
+
+}  // namespace bam::apps

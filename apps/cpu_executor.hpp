@@ -1,0 +1,96 @@
+#pragma once
+/// @file
+/// The CPU executor: app kernels on a host_stream's thread pool, working arrays in host
+/// memory. A CPU thread is a warp of one lane (bam::warp::width() == 1), so "a warp per item"
+/// is a logical thread per item.
+///
+/// Thread safety: one host thread drives an executor (like the stream under it).
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <type_traits>
+
+#include <bam/error.hpp>
+#include <bam/platform/launch.hpp>
+
+#include "apps/executor.hpp"
+
+namespace bam::apps {
+
+class cpu_executor {
+ public:
+  /// Working memory: host memory the pool's threads read and write.
+  template <class T>
+  class buffer {
+    static_assert(std::is_trivially_copyable_v<T>);
+
+   public:
+    buffer() = default;
+    explicit buffer(std::uint64_t n) : data_(n ? new T[n] : nullptr), size_(n) {}
+    [[nodiscard]] T* data() const { return data_.get(); }
+    [[nodiscard]] std::uint64_t size() const { return size_; }
+
+   private:
+    std::unique_ptr<T[]> data_;
+    std::uint64_t size_ = 0;
+  };
+
+  /// Launches run on `stream`, which must outlive the executor.
+  explicit cpu_executor(host_stream& stream) : stream_(&stream) {}
+
+  template <class T>
+  [[nodiscard]] buffer<T> allocate(std::uint64_t n) {
+    return buffer<T>(n);
+  }
+
+  template <class T>
+  void upload(buffer<T>& dst, std::uint64_t first, std::span<const T> src) {
+    check_range(dst.size(), first, src.size());
+    synchronize();  // queued kernels may still read or write the buffer
+    if (!src.empty()) std::memcpy(dst.data() + first, src.data(), src.size_bytes());
+  }
+
+  template <class T>
+  void download(const buffer<T>& src, std::uint64_t first, std::span<T> dst) {
+    check_range(src.size(), first, dst.size());
+    synchronize();  // the values are those of every launch queued so far
+    if (!dst.empty()) std::memcpy(dst.data(), src.data() + first, dst.size_bytes());
+  }
+
+  template <class Kernel>
+  void launch(launch_shape shape, const Kernel& kernel) {
+    static_assert(std::is_trivially_copyable_v<Kernel>, "kernels hold pointers and refs only");
+    bam::launch(*stream_, shape.grid, shape.block, kernel);
+  }
+
+  void synchronize() { stream_->synchronize(); }
+
+  /// One logical thread per item, in blocks of `block_threads`; past `max_threads` items the
+  /// kernels' grid-stride loops take several items per thread.
+  [[nodiscard]] launch_shape shape_for(std::uint64_t items) const {
+    const std::uint64_t threads = std::clamp<std::uint64_t>(items, 1, max_threads);
+    return {static_cast<std::uint32_t>((threads + block_threads - 1) / block_threads),
+            block_threads};
+  }
+
+  static constexpr std::uint32_t block_threads = 64;
+  static constexpr std::uint64_t max_threads = std::uint64_t{1} << 24;
+
+ private:
+  static void check_range(std::uint64_t size, std::uint64_t first, std::uint64_t count) {
+    if (first > size || count > size - first) {
+      throw error("cpu_executor: a copy of " + std::to_string(count) + " elements at " +
+                  std::to_string(first) + " runs past a buffer of " + std::to_string(size));
+    }
+  }
+
+  host_stream* stream_;
+};
+
+static_assert(app_executor<cpu_executor>);
+
+}  // namespace bam::apps

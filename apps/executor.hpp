@@ -1,0 +1,56 @@
+#pragma once
+/// @file
+/// Where an app runs: the executor its host driver is templated on.
+///
+/// The drivers (bfs.hpp, cc.hpp, pagerank.hpp) are written once against this small interface;
+/// cpu_executor.hpp runs them on a CPU thread pool, a GPU executor (a .cu file) on a CUDA
+/// stream with device memory. An executor `E` provides:
+///
+///     E::buffer<T>                        working memory the kernels use (move-only owner):
+///                                         data() -> T* for kernels, size() -> elements
+///     e.allocate<T>(n)  -> buffer<T>      n elements, uninitialised (use fill() to set them)
+///     e.upload(buf, first, span<const T>) waits for queued launches, then copies host -> buf
+///     e.download(buf, first, span<T>)     waits for queued launches, then copies buf -> host
+///     e.launch(shape, kernel)             queues a launch of a kernel functor (asynchronous)
+///     e.synchronize()                     waits for every queued launch; rethrows its errors
+///     e.shape_for(items) -> launch_shape  a launch with one warp per item (a grid-stride loop
+///                                         covers items past the executor's largest launch)
+///
+/// Kernel functors hold raw pointers into buffers and array refs only (trivially copyable);
+/// no host-only type reaches a kernel. kernel_types.hpp lists every kernel type a driver
+/// launches. On a GPU, allocate() must not wait for running kernels (a persistent controller
+/// never ends, DESIGN section 6): a stream-ordered pool (cudaMallocAsync) or memory reserved
+/// before the controllers start; and each kernel type is launched once before they start.
+
+#include <concepts>
+#include <cstdint>
+#include <span>
+
+namespace bam::apps {
+
+/// A launch: `grid` blocks of `block` logical threads. Executors keep `block` a multiple of
+/// their warp width, so every warp of a launch is whole.
+struct launch_shape {
+  std::uint32_t grid = 1;
+  std::uint32_t block = 1;
+
+  [[nodiscard]] std::uint64_t threads() const { return std::uint64_t{grid} * block; }
+};
+
+/// The part of the executor interface a concept can state (launch takes any kernel functor).
+template <class E>
+concept app_executor = requires(E& e, const E& ce, std::uint64_t n,
+                                typename E::template buffer<std::uint64_t>& b,
+                                std::span<std::uint64_t> out, std::span<const std::uint64_t> in) {
+  { ce.shape_for(n) } -> std::same_as<launch_shape>;
+  {
+    e.template allocate<std::uint64_t>(n)
+    } -> std::same_as<typename E::template buffer<std::uint64_t>>;
+  { b.data() } -> std::same_as<std::uint64_t*>;
+  { b.size() } -> std::same_as<std::uint64_t>;
+  e.upload(b, n, in);
+  e.download(b, n, out);
+  e.synchronize();
+};
+
+}  // namespace bam::apps

@@ -1,0 +1,95 @@
+#pragma once
+/// @file
+/// PageRank by power iteration over a graph whose neighbour ids live on storage.
+///
+/// Push (pagerank_kernels.hpp): each vertex adds rank / out-degree to its out-neighbours with
+/// atomic adds, so only out-edges are needed and any graph works, symmetric or not. Damping d
+/// (0.85), the rank of vertices without out-edges spread evenly over all vertices, ranks
+/// starting at 1/n and summing to 1. Runs a fixed number of iterations, or stops earlier once
+/// an iteration changes the ranks by less than a tolerance (L1 distance).
+///
+///     apps::pagerank_result r = apps::run_pagerank(exec, offsets, edges, {.iterations = 20});
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <bam/error.hpp>
+
+#include "apps/driver_support.hpp"
+#include "apps/executor.hpp"
+#include "apps/kernel_support.hpp"
+#include "apps/pagerank_kernels.hpp"
+
+namespace bam::apps {
+
+struct pagerank_options {
+  unsigned iterations = 20;  ///< at most this many iterations
+  double tolerance = 0;      ///< > 0: stop once an iteration's L1 change is below it
+  double damping = 0.85;
+};
+
+struct pagerank_result {
+  std::vector<double> ranks;
+  unsigned iterations = 0;            ///< iterations run
+  double last_change = 0;             ///< L1 change of the last iteration
+  std::uint64_t edges_traversed = 0;  ///< adjacency entries read: iterations x m
+  double seconds = 0;                 ///< the iterations alone
+};
+
+/// Runs PageRank. Throws bam::input_error for bad options or corrupt ids, bam::nvme_error for
+/// an I/O error a kernel met.
+template <class Exec, class Edges>
+pagerank_result run_pagerank(Exec& exec, std::span<const std::uint64_t> offsets, const Edges& edges,
+                             const pagerank_options& options) {
+  const std::uint64_t n = checked_vertex_count(offsets, edges.size(), "pagerank");
+  if (options.iterations == 0) throw input_error("pagerank: iterations must be at least 1");
+  if (!(options.damping >= 0 && options.damping < 1)) {
+    throw input_error("pagerank: damping must be in [0, 1), got " +
+                      std::to_string(options.damping));
+  }
+  if (!(options.tolerance >= 0)) throw input_error("pagerank: tolerance must not be negative");
+  auto offsets_d = upload_offsets(exec, offsets);
+  auto rank = exec.template allocate<double>(n);
+  auto contrib = exec.template allocate<double>(n);
+  auto incoming = exec.template allocate<double>(n);
+  auto scalars = exec.template allocate<double>(2);
+  auto bad_ids = exec.template allocate<std::uint64_t>(1);
+  fill(exec, rank, 1.0 / static_cast<double>(n));
+  const std::uint64_t zero = 0;
+  exec.upload(bad_ids, 0, std::span<const std::uint64_t>(&zero, 1));
+  const double zeros[2] = {0, 0};
+
+  pagerank_result r;
+  const auto start = std::chrono::steady_clock::now();
+  while (r.iterations < options.iterations) {
+    exec.upload(scalars, 0, std::span<const double>(zeros));
+    exec.launch(exec.shape_for(n),
+                pagerank_prepare_kernel{offsets_d.data(), rank.data(), contrib.data(),
+                                        incoming.data(), scalars.data(), n});
+    const launch_shape shape = within(exec.shape_for(n), edges.max_launch_threads());
+    exec.launch(shape, pagerank_push_kernel<typename Edges::view_type>{
+                           edges.view(shape), offsets_d.data(), contrib.data(), incoming.data(),
+                           bad_ids.data(), n});
+    exec.launch(exec.shape_for(n), pagerank_apply_kernel{incoming.data(), rank.data(),
+                                                         scalars.data(), n, options.damping});
+    double sums[2];
+    exec.download(scalars, 0, std::span<double>(sums));
+    edges.check();
+    std::uint64_t bad = 0;
+    exec.download(bad_ids, 0, std::span<std::uint64_t>(&bad, 1));
+    check_bad_ids(bad, n, "pagerank");
+    ++r.iterations;
+    r.last_change = sums[pagerank_change];
+    if (options.tolerance > 0 && r.last_change < options.tolerance) break;
+  }
+  r.seconds = seconds_since(start);
+  r.edges_traversed = std::uint64_t{r.iterations} * edges.size();
+  r.ranks.resize(n);
+  exec.download(rank, 0, std::span<double>(r.ranks));
+  return r;
+}
+
+}  // namespace bam::apps

@@ -1,0 +1,149 @@
+// BFS depths equal a sequential reference's exactly, on generated and hand-made graphs read
+// from every input format.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include <bam/error.hpp>
+#include <bam/graph/csr.hpp>
+
+#include "app_support.hpp"
+#include "apps/graph_file.hpp"
+
+namespace bam::apps::testing {
+namespace {
+
+app_request bfs_from(std::uint64_t source) {
+  app_request r;
+  r.app = app_request::kind::bfs;
+  r.source = source;
+  return r;
+}
+
+// Each level is expanded from the frontier list (divisor 0), by a scan in vertex order (a
+// divisor past n), or as the default divisor picks.
+constexpr std::uint64_t list_only = 0;
+constexpr std::uint64_t scan_only = ~std::uint64_t{0};
+constexpr std::uint64_t by_size = bfs_options{}.scan_divisor;
+
+// Runs BFS from `source` on `path` and checks depths and counts against the reference.
+void expect_reference_depths(const std::filesystem::path& path, std::uint64_t source,
+                             const storage_shape& shape, std::uint64_t divisor) {
+  SCOPED_TRACE(path.filename().string() + " from " + std::to_string(source) + " on " +
+               to_string(shape));
+  const graph::csr g = graph::read_csr(path);
+  app_request request = bfs_from(source);
+  request.bfs_scan_divisor = divisor;
+  const app_outcome out = run_app(path, shape, request);
+  if (divisor == list_only) {
+    EXPECT_EQ(out.bfs.scanned_levels, 0u);
+  } else if (divisor == scan_only) {
+    EXPECT_EQ(out.bfs.scanned_levels, out.bfs.level_vertices.size());
+  }
+  const std::vector<std::int32_t> expected = reference_bfs(g, source);
+  ASSERT_EQ(out.bfs.depths, expected);
+  std::uint64_t reached = 0;
+  std::uint64_t degrees = 0;
+  for (std::uint64_t v = 0; v < g.vertex_count(); ++v) {
+    if (expected[v] < 0) continue;
+    ++reached;
+    degrees += g.degree(v);
+  }
+  EXPECT_EQ(out.bfs.reached, reached);
+  EXPECT_EQ(out.bfs.edges_traversed, degrees);
+  std::uint64_t in_levels = 0;
+  for (const std::uint64_t k : out.bfs.level_vertices) in_levels += k;
+  EXPECT_EQ(in_levels, reached);
+  if (!shape.host_memory) {
+    // Every adjacency list is read once: the bytes asked for are those of the reached lists.
+    EXPECT_EQ(out.stats.bytes_requested, degrees * graph::read_header(path).id_bytes);
+  }
+}
+
+// The same with every expansion strategy.
+void expect_reference_depths(const std::filesystem::path& path, std::uint64_t source,
+                             const storage_shape& shape = {}) {
+  for (const std::uint64_t divisor : {by_size, list_only, scan_only}) {
+    SCOPED_TRACE("scan divisor " + std::to_string(divisor));
+    expect_reference_depths(path, source, shape, divisor);
+  }
+}
+
+TEST(AppBfs, MatchesTheReferenceOnGeneratedGraphs) {
+  temp_dir dir;
+  for (const auto kind : {graph::graph_kind::kron, graph::graph_kind::urand}) {
+    for (const std::uint32_t id_bytes : {4u, 8u}) {
+      const auto path = make_generated(dir.path(), kind, 10, 8, 3, id_bytes);
+      const graph_file g = graph_file::open(path);
+      expect_reference_depths(path, max_degree_vertex(g.offset_span()));
+      expect_reference_depths(path, 0);
+      expect_reference_depths(path, 777);
+    }
+  }
+}
+
+TEST(AppBfs, MatchesTheReferenceOnHandMadeGraphsFromEveryFormat) {
+  temp_dir dir;
+  const std::vector<edge_graph> graphs = {mixed_graph(), long_path(1500, 7), many_tiny(2000, 7),
+                                          directed_forward(1500, 4000, 7), star(3000)};
+  for (const edge_graph& eg : graphs) {
+    const graph::csr expected_graph = eg.to_csr();
+    for (const auto format :
+         {input_format::bcsr, input_format::el, input_format::mtx, input_format::bel}) {
+      const std::uint32_t id_bytes = format == input_format::el ? 4 : 8;
+      const auto path = make_bcsr(eg, format, dir.path(), id_bytes);
+      const graph::bcsr_header h = graph::read_header(path);
+      ASSERT_EQ(h.vertex_count, eg.n) << eg.name << " via " << to_string(format);
+      ASSERT_EQ(h.edge_count, eg.edges.size()) << eg.name << " via " << to_string(format);
+      for (const std::uint64_t source : {std::uint64_t{0}, eg.n / 2, eg.n - 1}) {
+        expect_reference_depths(path, source);
+        // The file's graph is the hand-made one: same depths from the edges as written.
+        EXPECT_EQ(reference_bfs(expected_graph, source),
+                  reference_bfs(graph::read_csr(path), source));
+      }
+    }
+  }
+}
+
+TEST(AppBfs, GivesMinusOneToUnreachedVertices) {
+  temp_dir dir;
+  const auto path = make_bcsr(mixed_graph(), input_format::bcsr, dir.path(), 8);
+  const app_outcome out = run_app(path, {}, bfs_from(0));
+  EXPECT_EQ(out.bfs.depths[0], 0);
+  EXPECT_EQ(out.bfs.depths[2], 1);
+  EXPECT_EQ(out.bfs.depths[4], 2);
+  EXPECT_EQ(out.bfs.depths[6], 3);   // over the one-way edge 4 -> 6
+  EXPECT_EQ(out.bfs.depths[3], -1);  // isolated
+  EXPECT_EQ(out.bfs.depths[8], -1);  // another component
+}
+
+TEST(AppBfs, FollowsALongPathLevelByLevel) {
+  temp_dir dir;
+  const edge_graph path_graph = long_path(1000, 11);
+  const auto path = make_bcsr(path_graph, input_format::bcsr, dir.path(), 4);
+  const std::uint64_t end = path_graph.edges.front().first;  // the path's first vertex
+  const app_outcome out = run_app(path, {}, bfs_from(end));
+  EXPECT_EQ(out.bfs.level_vertices.size(), 1000u);
+  EXPECT_EQ(out.bfs.reached, 1000u);
+}
+
+TEST(AppBfs, OnAGraphWithoutEdgesReachesOnlyTheSource) {
+  temp_dir dir;
+  const edge_graph empty{"empty", 50, {}};
+  const auto path = make_bcsr(empty, input_format::bcsr, dir.path(), 8);
+  const app_outcome out = run_app(path, {}, bfs_from(17));
+  EXPECT_EQ(out.bfs.reached, 1u);
+  EXPECT_EQ(out.bfs.depths[17], 0);
+  EXPECT_EQ(out.bfs.depths[16], -1);
+}
+
+TEST(AppBfs, RejectsASourcePastTheLastVertex) {
+  temp_dir dir;
+  const auto path = make_bcsr(mixed_graph(), input_format::bcsr, dir.path(), 8);
+  EXPECT_THROW((void)run_app(path, {}, bfs_from(14)), input_error);
+}
+
+}  // namespace
+}  // namespace bam::apps::testing

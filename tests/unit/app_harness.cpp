@@ -1,0 +1,140 @@
+// Running an app on a .bcsr file through emulated storage and a page cache of a given shape,
+// on the CPU executor or on software warps.
+
+#include "app_support.hpp"
+
+#include <algorithm>
+#include <memory>
+
+#include <bam/array.hpp>
+#include <bam/cache.hpp>
+#include <bam/platform/launch.hpp>
+#include <bam/storage/emulated_storage.hpp>
+
+#include "apps/cpu_apps.hpp"
+#include "apps/graph_file.hpp"
+#include "software_warp.hpp"
+
+namespace bam::apps::testing {
+
+std::string to_string(const storage_shape& s) {
+  if (s.host_memory) return "host-memory";
+  return std::string(bam::to_string(s.mode)) + "/" + std::to_string(s.line_bytes) + "B/" +
+         std::to_string(s.cache_lines) + "lines/" + std::to_string(s.devices) + "dev/" +
+         std::to_string(s.workers) + "threads" +
+         (s.latency_us > 0 ? "/" + std::to_string(static_cast<int>(s.latency_us)) + "us" : "");
+}
+
+namespace {
+
+// Runs kernels on software warps (tests/support/software_warp.hpp): whole warps of `width`
+// std::threads, so the kernels' lane loops and the array's warp coalescing run as on a GPU.
+class software_warp_executor {
+ public:
+  template <class T>
+  using buffer = cpu_executor::buffer<T>;
+
+  software_warp_executor(unsigned warps, unsigned width) : warps_(warps), width_(width) {}
+
+  template <class T>
+  [[nodiscard]] buffer<T> allocate(std::uint64_t n) {
+    return buffer<T>(n);
+  }
+  template <class T>
+  void upload(buffer<T>& dst, std::uint64_t first, std::span<const T> src) {
+    std::copy(src.begin(), src.end(), dst.data() + first);
+  }
+  template <class T>
+  void download(const buffer<T>& src, std::uint64_t first, std::span<T> dst) {
+    std::copy(src.data() + first, src.data() + first + dst.size(), dst.begin());
+  }
+  template <class Kernel>
+  void launch(launch_shape, const Kernel& kernel) {
+    const std::uint64_t threads = std::uint64_t{warps_} * width_;
+    bam::testing::run_software_warps(warps_, width_, [&](unsigned lane, unsigned warp) {
+      kernel(thread_index{std::uint64_t{warp} * width_ + lane, threads});
+    });
+  }
+  void synchronize() {}
+  [[nodiscard]] launch_shape shape_for(std::uint64_t) const { return {warps_, width_}; }
+
+ private:
+  unsigned warps_;
+  unsigned width_;
+};
+static_assert(app_executor<software_warp_executor>);
+
+template <class Exec, class Edges>
+void run_on(Exec& exec, const graph_file& g, const Edges& edges, const app_request& request,
+            app_outcome& out) {
+  switch (request.app) {
+    case app_request::kind::bfs:
+      out.bfs = run_bfs(exec, g.offset_span(), edges,
+                        {.source = request.source, .scan_divisor = request.bfs_scan_divisor});
+      break;
+    case app_request::kind::cc:
+      out.cc = run_cc(exec, g.offset_span(), edges, {.symmetric = g.symmetric()});
+      break;
+    case app_request::kind::pagerank:
+      out.pagerank =
+          run_pagerank(exec, g.offset_span(), edges,
+                       {.iterations = request.iterations, .tolerance = request.tolerance});
+      break;
+  }
+  if (auto s = edges.stats()) out.stats = *s;
+}
+
+}  // namespace
+
+app_outcome run_app(const std::filesystem::path& bcsr, const storage_shape& shape,
+                    const app_request& request) {
+  const graph_file g = graph_file::open(bcsr);
+  auto image = backing_store::from_file(bcsr.string(), false);
+  host_stream stream(shape.workers);
+  app_outcome out;
+  auto run = [&](page_cache* cache, const device_set_ref* set) {
+    with_edges(g, cache, set, image->data(), true, [&](const auto& edges) {
+      if (request.software_warp_width > 1) {
+        software_warp_executor exec(request.software_warps, request.software_warp_width);
+        run_on(exec, g, edges, request, out);
+      } else {
+        cpu_executor exec(stream);
+        run_on(exec, g, edges, request, out);
+      }
+    });
+  };
+  if (shape.host_memory) {
+    run(nullptr, nullptr);
+    return out;
+  }
+  storage_config sc;
+  sc.devices = shape.devices;
+  sc.queues_per_device = 4;
+  sc.queue_depth = 64;
+  sc.model = shape.latency_us > 0 ? device_model::optane() : device_model::unlimited();
+  sc.model.latency_us = shape.latency_us;
+  sc.model.caps = false;
+  sc.faults.bad_lba_begin = shape.bad_lba_begin;
+  sc.faults.bad_lba_end = shape.bad_lba_end;
+  emulated_storage storage(sc, image);
+  cache_config cc;
+  cc.line_bytes = shape.line_bytes;
+  cc.capacity_bytes = shape.cache_lines * shape.line_bytes;
+  cc.mode = shape.mode;
+  if (shape.clock_chunk_one) cc.clock_chunk = 1;
+  auto cache = std::make_unique<page_cache>(cc, stream);
+  storage.start();
+  const device_set_ref set = storage.ref();
+  try {
+    run(cache.get(), &set);
+  } catch (...) {
+    cache.reset();  // as the command line does: the cache goes before the controller stops
+    storage.stop();
+    throw;
+  }
+  cache.reset();
+  storage.stop();
+  return out;
+}
+
+}  // namespace bam::apps::testing

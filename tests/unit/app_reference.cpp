@@ -1,0 +1,93 @@
+// Sequential reference implementations of the apps, written without the kernels.
+
+#include "app_support.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <stdexcept>
+
+namespace bam::apps::testing {
+
+std::vector<std::int32_t> reference_bfs(const graph::csr& g, std::uint64_t source) {
+  std::vector<std::int32_t> depth(g.vertex_count(), -1);
+  std::deque<std::uint64_t> queue{source};
+  depth[source] = 0;
+  while (!queue.empty()) {
+    const std::uint64_t u = queue.front();
+    queue.pop_front();
+    for (std::uint64_t e = g.offsets[u]; e < g.offsets[u + 1]; ++e) {
+      const std::uint64_t v = g.neighbors[e];
+      if (depth[v] >= 0) continue;
+      depth[v] = depth[u] + 1;
+      queue.push_back(v);
+    }
+  }
+  return depth;
+}
+
+std::vector<std::uint64_t> reference_cc(const graph::csr& g) {
+  const std::uint64_t n = g.vertex_count();
+  std::vector<std::vector<std::uint64_t>> undirected(n);
+  for (std::uint64_t u = 0; u < n; ++u) {
+    for (std::uint64_t e = g.offsets[u]; e < g.offsets[u + 1]; ++e) {
+      undirected[u].push_back(g.neighbors[e]);
+      undirected[g.neighbors[e]].push_back(u);
+    }
+  }
+  constexpr std::uint64_t none = ~std::uint64_t{0};
+  std::vector<std::uint64_t> label(n, none);
+  std::vector<std::uint64_t> stack;
+  for (std::uint64_t start = 0; start < n; ++start) {
+    if (label[start] != none) continue;
+    label[start] = start;  // the first vertex met in increasing order is the smallest
+    stack.push_back(start);
+    while (!stack.empty()) {
+      const std::uint64_t u = stack.back();
+      stack.pop_back();
+      for (const std::uint64_t v : undirected[u]) {
+        if (label[v] != none) continue;
+        label[v] = start;
+        stack.push_back(v);
+      }
+    }
+  }
+  return label;
+}
+
+std::vector<double> reference_pagerank(const graph::csr& g, unsigned iterations, double damping) {
+  const std::uint64_t n = g.vertex_count();
+  const double count = static_cast<double>(n);
+  std::vector<double> rank(n, 1.0 / count);
+  std::vector<double> next(n);
+  for (unsigned it = 0; it < iterations; ++it) {
+    double dangling = 0;
+    std::fill(next.begin(), next.end(), 0.0);
+    for (std::uint64_t u = 0; u < n; ++u) {
+      const std::uint64_t degree = g.degree(u);
+      if (degree == 0) {
+        dangling += rank[u];
+        continue;
+      }
+      for (std::uint64_t e = g.offsets[u]; e < g.offsets[u + 1]; ++e) {
+        next[g.neighbors[e]] += rank[u] / static_cast<double>(degree);
+      }
+    }
+    for (std::uint64_t v = 0; v < n; ++v) {
+      rank[v] = (1 - damping) / count + damping * (next[v] + dangling / count);
+    }
+  }
+  return rank;
+}
+
+rank_error compare_ranks(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) throw std::invalid_argument("rank vectors differ in length");
+  rank_error e;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double d = a[i] > b[i] ? a[i] - b[i] : b[i] - a[i];
+    e.l1 += d;
+    e.max_abs = std::max(e.max_abs, d);
+  }
+  return e;
+}
+
+}  // namespace bam::apps::testing

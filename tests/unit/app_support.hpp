@@ -1,0 +1,136 @@
+#pragma once
+// Support for the app tests: sequential reference implementations (written without looking at
+// the kernels), hand-made graphs written in every input format, and a harness that runs an app
+// on a .bcsr file through emulated storage and a page cache of a given shape.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <bam/cache/cache_config.hpp>
+#include <bam/cache/stats.hpp>
+#include <bam/graph/csr.hpp>
+
+#include "apps/bfs.hpp"
+#include "apps/cc.hpp"
+#include "apps/pagerank.hpp"
+#include "graph/generate.hpp"
+
+namespace bam::apps::testing {
+
+// ---- references -----------------------------------------------------------------------------
+
+/// Depths by a plain queue BFS over out-edges; -1 where unreached.
+std::vector<std::int32_t> reference_bfs(const graph::csr& g, std::uint64_t source);
+
+/// Component labels of the graph taken as undirected: vertices in increasing order, each
+/// unlabelled one starts a search over in- and out-edges labelling its component with its id.
+std::vector<std::uint64_t> reference_cc(const graph::csr& g);
+
+/// Power iteration in the textbook form: r' = (1-d)/n + d (sum over in-edges r[u]/deg(u) +
+/// dangling/n), ranks from 1/n.
+std::vector<double> reference_pagerank(const graph::csr& g, unsigned iterations, double damping);
+
+/// L1 distance and largest absolute difference.
+struct rank_error {
+  double l1 = 0;
+  double max_abs = 0;
+};
+rank_error compare_ranks(const std::vector<double>& a, const std::vector<double>& b);
+
+/// PageRank agreement the tests demand: the kernels' atomic adds sum in a different order
+/// than the reference, so results differ by rounding only.
+inline constexpr double rank_l1_tolerance = 1e-9;
+inline constexpr double rank_max_tolerance = 1e-12;
+
+// ---- graphs -----------------------------------------------------------------------------------
+
+/// A hand-made graph: n vertices and directed edges in input order.
+struct edge_graph {
+  std::string name;
+  std::uint64_t n = 0;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> edges;
+
+  /// The CSR of exactly these edges (lists in input order).
+  [[nodiscard]] graph::csr to_csr() const;
+};
+
+/// Isolated vertices, self loops, duplicate edges, a one-way edge, a triangle and a path.
+edge_graph mixed_graph();
+/// One long path through a shuffled vertex order, stored both ways: one component, deep BFS.
+edge_graph long_path(std::uint64_t n, std::uint64_t seed);
+/// Many components of 1 to 4 vertices with shuffled ids, stored both ways.
+edge_graph many_tiny(std::uint64_t n, std::uint64_t seed);
+/// A directed graph (edges only from lower to higher ids) with sinks: not symmetric.
+edge_graph directed_forward(std::uint64_t n, std::uint64_t edges, std::uint64_t seed);
+/// A hub joined both ways to every other vertex: one list spanning many lines.
+edge_graph star(std::uint64_t n);
+
+enum class input_format { bcsr, el, mtx, bel };
+const char* to_string(input_format f);
+
+/// Writes `g` in `format` under `dir` and turns it into a .bcsr file with the graph tools'
+/// converter (bcsr: written directly); returns the .bcsr path.
+std::filesystem::path make_bcsr(const edge_graph& g, input_format format,
+                                const std::filesystem::path& dir, std::uint32_t id_bytes);
+
+/// A GAP-style generated graph (the graph tools' generator) under `dir`; returns its path.
+std::filesystem::path make_generated(const std::filesystem::path& dir, graph::graph_kind kind,
+                                     unsigned scale, std::uint64_t degree, std::uint64_t seed,
+                                     std::uint32_t id_bytes);
+
+/// A fresh folder for one test's files, removed when the object goes away.
+class temp_dir {
+ public:
+  temp_dir();
+  ~temp_dir();
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// ---- running an app ---------------------------------------------------------------------------
+
+/// Where an app reads its neighbours from in a test.
+struct storage_shape {
+  cache_mode mode = cache_mode::optimized;
+  std::uint32_t line_bytes = 4096;
+  std::uint64_t cache_lines = 64;
+  std::uint32_t devices = 1;
+  unsigned workers = 8;             ///< CPU pool threads
+  bool host_memory = false;         ///< ids read in place, no cache
+  bool clock_chunk_one = false;     ///< cache_config::clock_chunk = 1
+  double latency_us = 0;            ///< modelled device latency
+  std::uint64_t bad_lba_begin = 0;  ///< injected unreadable LBAs [begin, end) (device 0)
+  std::uint64_t bad_lba_end = 0;
+};
+std::string to_string(const storage_shape& s);
+
+/// Which app and how.
+struct app_request {
+  enum class kind { bfs, cc, pagerank } app = kind::bfs;
+  std::uint64_t source = 0;
+  std::uint64_t bfs_scan_divisor = bfs_options{}.scan_divisor;
+  unsigned iterations = 20;
+  double tolerance = 0;
+  unsigned software_warp_width = 0;  ///< > 1: run the kernels on software warps of this width
+  unsigned software_warps = 4;
+};
+
+struct app_outcome {
+  bfs_result bfs;
+  cc_result cc;
+  pagerank_result pagerank;
+  cache_stats stats;  ///< zero for host memory
+};
+
+/// Opens `bcsr` on emulated storage of `shape` and runs `request`.
+app_outcome run_app(const std::filesystem::path& bcsr, const storage_shape& shape,
+                    const app_request& request);
+
+}  // namespace bam::apps::testing

@@ -1,0 +1,63 @@
+// The kernels' GPU access pattern on the CPU: software warps (tests/support/software_warp.hpp)
+// of several lanes run the same functors, so lanes walk one adjacency list together and the
+// array coalesces their reads (optimized mode) as on a GPU. The answers must not change.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include <bam/graph/csr.hpp>
+
+#include "app_support.hpp"
+#include "apps/graph_file.hpp"
+
+namespace bam::apps::testing {
+namespace {
+
+void expect_all_apps_match(const std::filesystem::path& path, const storage_shape& shape,
+                           unsigned width) {
+  SCOPED_TRACE(path.filename().string() + " on " + to_string(shape) + ", warps of " +
+               std::to_string(width));
+  const graph::csr g = graph::read_csr(path);
+  app_request r;
+  r.software_warp_width = width;
+  r.source = max_degree_vertex(g.offsets);
+  const app_outcome b = run_app(path, shape, r);
+  EXPECT_EQ(b.bfs.depths, reference_bfs(g, r.source));
+  if (shape.mode == cache_mode::optimized && shape.line_bytes >= width * 8) {
+    // Lanes reading one line share a probe (or keep their pin).
+    EXPECT_GT(b.stats.coalesced + b.stats.reused, 0u);
+  }
+
+  r.app = app_request::kind::cc;
+  EXPECT_EQ(run_app(path, shape, r).cc.labels, reference_cc(g));
+
+  r.app = app_request::kind::pagerank;
+  r.iterations = 3;
+  const rank_error e =
+      compare_ranks(run_app(path, shape, r).pagerank.ranks, reference_pagerank(g, 3, 0.85));
+  EXPECT_LE(e.l1, rank_l1_tolerance);
+  EXPECT_LE(e.max_abs, rank_max_tolerance);
+}
+
+TEST(AppWarps, KernelsOnSoftwareWarpsMatchTheReference) {
+  temp_dir dir;
+  const std::vector<std::filesystem::path> paths = {
+      make_generated(dir.path(), graph::graph_kind::kron, 8, 8, 6, 8),
+      make_bcsr(star(700), input_format::bcsr, dir.path(), 4),
+      make_bcsr(mixed_graph(), input_format::bcsr, dir.path(), 8)};
+  for (const auto& path : paths) {
+    for (const auto mode : {cache_mode::optimized, cache_mode::naive}) {
+      storage_shape shape;
+      shape.mode = mode;
+      shape.line_bytes = 512;
+      shape.cache_lines = 64;
+      expect_all_apps_match(path, shape, 4);
+      expect_all_apps_match(path, shape, 32);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace bam::apps::testing

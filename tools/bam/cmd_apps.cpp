@@ -1,0 +1,524 @@
+// `bam bfs`, `bam cc`, `bam pagerank`: the graph apps over a .bcsr file whose neighbour ids are
+// read through a bam::array (emulated SSD and page cache), with time, MTEPS, cache hit rate and
+// I/O amplification. Without --graph a Kronecker graph is generated for the run (the one-command
+// demonstration: a graph larger than the cache, traversed from storage).
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <bam/array.hpp>
+#include <bam/error.hpp>
+
+#include "apps/cpu_apps.hpp"
+#if defined(BAM_HAVE_CUDA)
+#include "apps/gpu_executor.cuh"
+#endif
+#include "apps/graph_file.hpp"
+#include "apps/outputs.hpp"
+#include "bam/commands.hpp"
+#include "bam/storage_options.hpp"
+#include "common/json_writer.hpp"
+#include "common/machine_info.hpp"
+#include "common/sizes.hpp"
+#include "graph/generate.hpp"
+
+namespace bam::tools {
+
+namespace {
+
+// Without --graph: scale 18 (262144 vertices, 8.4 M stored edges, 64 MiB of neighbour ids)
+// generates in about 2 s and traverses in a few seconds on two cores, through a cache of 8 MiB.
+constexpr unsigned default_scale = 18;
+// The default cache holds this fraction of the neighbour section, and at least min_lines.
+constexpr std::uint64_t default_cache_divisor = 8;
+constexpr std::uint64_t min_default_lines = 64;
+
+struct app_options {
+  std::string graph;
+  std::string keep_graph;
+  std::string kind = "kron";
+  unsigned scale = default_scale;
+  std::uint64_t degree = 16;
+  std::uint64_t seed = 1;
+  std::string json;
+  storage_options storage;
+  // bfs
+  std::optional<std::uint64_t> source;
+  std::string depths_out;
+  std::uint64_t scan_divisor = apps::bfs_options{}.scan_divisor;
+  // cc
+  std::string labels_out;
+  // pagerank
+  std::string ranks_out;
+  unsigned iterations = 20;
+  double tolerance = 0;
+};
+
+std::string fixed(double value, int digits) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
+std::string num(std::uint64_t v) { return std::to_string(v); }
+
+// The graph file of a run: the user's, or one generated for it and removed afterwards.
+class run_graph {
+ public:
+  explicit run_graph(const app_options& o) {
+    if (!o.graph.empty()) {
+      path_ = o.graph;
+      origin_ = "given (--graph)";
+      return;
+    }
+    graph::generate_options g;
+    g.kind = graph::parse_graph_kind(o.kind);
+    g.scale = o.scale;
+    g.degree = o.degree;
+    g.seed = o.seed;
+    if (o.keep_graph.empty()) {
+      static unsigned serial = 0;
+      path_ = std::filesystem::temp_directory_path() /
+              ("bam-" + o.kind + "-" + std::to_string(::getpid()) + "-" + std::to_string(serial++) +
+               ".bcsr");
+      remove_ = true;
+    } else {
+      path_ = o.keep_graph;
+    }
+    const graph::generate_result r = graph::generate_graph(path_, g);
+    generate_seconds_ = r.total_seconds;
+    origin_ =
+        "generated: " + o.kind + " scale " + std::to_string(o.scale) + " degree " +
+        std::to_string(o.degree) + " seed " + std::to_string(o.seed) + ", " +
+        fixed(r.total_seconds, 2) + " s; " +
+        (remove_ ? "a temporary file, removed at the end (--keep-graph PATH keeps it)" : "kept");
+  }
+  ~run_graph() {
+    if (!remove_) return;
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);  // best effort: never throw from a destructor
+  }
+  run_graph(const run_graph&) = delete;
+  run_graph& operator=(const run_graph&) = delete;
+
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+  [[nodiscard]] const std::string& origin() const { return origin_; }
+  [[nodiscard]] bool generated() const { return origin_ != "given (--graph)"; }
+  [[nodiscard]] double generate_seconds() const { return generate_seconds_; }
+
+ private:
+  std::filesystem::path path_;
+  std::string origin_;
+  bool remove_ = false;
+  double generate_seconds_ = 0;
+};
+
+std::uint64_t default_cache_bytes(const apps::graph_file& g, const storage_options& o) {
+  const std::uint64_t part = g.neighbour_bytes() / default_cache_divisor;
+  const std::uint64_t floor = min_default_lines * o.line_bytes;
+  return part > floor ? part : floor;
+}
+
+// What a run reads through: the graph's offsets in memory, its image on the devices (or in
+// memory, for the memory backends), the cache, and where kernels run.
+struct session {
+  session(const app_options& o, const run_graph& file)
+      : graph(apps::graph_file::open(file.path())),
+        path(data_path::open(o.storage, load_image(o.storage, file.path().string()),
+                             default_cache_bytes(graph, o.storage))) {
+    if (path.storage) set = path.storage->ref();
+  }
+
+  apps::graph_file graph;
+  data_path path;
+  std::optional<device_set_ref> set;
+};
+
+#if defined(BAM_HAVE_CUDA)
+// GPU memory the executor reserves for working arrays: the largest app needs about 32 bytes
+// per vertex (BFS: offsets, depths, two frontiers; PageRank: offsets and three doubles).
+std::uint64_t work_bytes(const apps::graph_file& g) {
+  return 48 * (g.vertex_count() + 1) + (std::uint64_t{1} << 20);
+}
+#endif
+
+// Runs `app(executor, edges)` where the path runs kernels (the CPU pool, or the GPU in a CUDA
+// build); returns its result and the neighbour array's cache statistics (none for the memory
+// backends).
+template <class App>
+auto run_on_edges(session& s, App&& app) {
+  return apps::with_edges(
+      s.graph, s.path.cache.get(), s.set ? &*s.set : nullptr, s.path.memory_data(),
+      s.path.device_image.data() == nullptr, [&](const auto& edges) {
+        if (!s.path.gpu()) {
+          s.path.start();
+          apps::cpu_executor exec(*s.path.stream);
+          auto result = app(exec, edges);
+          return std::pair{std::move(result), edges.stats()};
+        }
+#if defined(BAM_HAVE_CUDA)
+        using view = typename std::decay_t<decltype(edges)>::view_type;
+        gpu_runtime& rt = *s.path.runtime;
+        apps::gpu_executor exec(rt, work_bytes(s.graph));  // allocated before the controllers
+        exec.warm_up<view>();  // every kernel launched once before the controllers start
+        // Stop the controllers before the executor frees its memory (a free waits for every
+        // running kernel, and the controller kernel never ends), even when the app throws.
+        struct stop_first {
+          gpu_runtime& rt;
+          ~stop_first() {
+            try {
+              rt.stop();
+            } catch (...) {
+            }
+          }
+        } stop{rt};
+        s.path.start();
+        auto result = app(exec, edges);
+        return std::pair{std::move(result), edges.stats()};
+#else
+        throw error("this build has no CUDA: run with --target cpu");
+#endif
+      });
+}
+
+// What every app reports, besides its own lines.
+struct figures {
+  const char* app;
+  std::string what;  // one phrase: what the app did
+  double seconds = 0;
+  std::uint64_t edges_traversed = 0;
+  std::optional<cache_stats> stats;
+  std::vector<std::pair<std::string, std::string>> lines;  // app-specific, printed first
+  std::function<void(json_writer&)> json;                  // app-specific fields
+};
+
+std::string describe_graph(const apps::graph_file& g) {
+  return num(g.vertex_count()) + " vertices, " + num(g.edge_count()) + " edges, " +
+         std::to_string(g.id_bytes()) + "-byte ids, " + (g.symmetric() ? "symmetric" : "directed") +
+         ", neighbours " + format_bytes(static_cast<double>(g.neighbour_bytes()));
+}
+
+std::string describe_storage(const app_options& o, const session& s) {
+  const storage_options& st = o.storage;
+  if (!s.path.storage) return st.backend + " (ids read in place, no cache); " + s.path.where();
+  const storage_config& c = s.path.storage->config();
+  return st.backend + ": " + std::to_string(c.devices) + " device(s), " +
+         std::to_string(c.queues_per_device) + " queues x " + std::to_string(c.queue_depth) + ", " +
+         fixed(st.latency_us, 1) + " us latency" + (st.caps ? ", Optane caps" : "") + "; " +
+         s.path.where();
+}
+
+std::string describe_cache(const app_options& o, const session& s) {
+  if (!s.path.cache) return "none";
+  const page_cache& c = *s.path.cache;
+  const double bytes = static_cast<double>(c.lines()) * c.config().line_bytes;
+  const double share =
+      s.graph.neighbour_bytes() ? bytes / static_cast<double>(s.graph.neighbour_bytes()) : 0.0;
+  return format_bytes(bytes) + " (" + num(c.lines()) + " lines of " +
+         format_bytes(c.config().line_bytes) + ", " + to_string(c.config().mode) +
+         ") = " + fixed(100 * share, 1) + "% of the neighbour section" +
+         (o.storage.cache_bytes ? "" : " (default: 1/8, at least 64 lines)");
+}
+
+void report(const app_options& o, const run_graph& file, const session& s, const figures& f,
+            double total_seconds, bool results_to_stdout) {
+  // The summary goes where the per-vertex results do not.
+  std::ostream& out = results_to_stdout ? std::cerr : std::cout;
+  const double mteps =
+      f.seconds > 0 ? static_cast<double>(f.edges_traversed) / f.seconds / 1e6 : 0.0;
+  const std::uint64_t needed = f.edges_traversed * s.graph.id_bytes();
+  std::vector<std::pair<std::string, std::string>> rows;
+  auto row = [&](std::string key, std::string value) {
+    rows.emplace_back(std::move(key), std::move(value));
+  };
+  row("graph", file.path().string());
+  row("graph source", file.origin());
+  row("graph shape", describe_graph(s.graph));
+  row("storage", describe_storage(o, s));
+  row("cache", describe_cache(o, s));
+  for (const auto& [key, value] : f.lines) row(key, value);
+  row("edges traversed", num(f.edges_traversed));
+  row("time", fixed(f.seconds, 3) + " s (the app's launches; " + fixed(total_seconds, 2) +
+                  " s in all with generating and loading)");
+  row("MTEPS", fixed(mteps, 2) + " (edges traversed / time / 10^6)");
+  if (f.stats) {
+    const cache_stats& c = *f.stats;
+    const double amplification =
+        needed ? static_cast<double>(c.bytes_moved) / static_cast<double>(needed) : 0.0;
+    if (c.probes() == 0) {
+      row("cache hit rate",
+          "none: every access read through (" + num(c.read_through) + " uncached reads)");
+    } else {
+      row("cache hit rate", fixed(100 * c.hit_rate(), 2) + "% (" + num(c.hits) + " hits / " +
+                                num(c.probes()) + " probes; " + num(c.coalesced + c.reused) +
+                                " more accesses coalesced or reused)");
+    }
+    row("I/O", num(c.io_commands()) + " reads, " +
+                   format_bytes(static_cast<double>(c.bytes_moved)) + " moved for " +
+                   format_bytes(static_cast<double>(needed)) + " needed");
+    row("I/O amplification", fixed(amplification, 2) + "x (bytes moved / bytes needed)");
+  }
+  std::size_t width = 0;
+  for (const auto& r : rows) width = std::max(width, r.first.size());
+  out << "bam " << f.app << ": " << f.what << ", neighbour ids read "
+      << (s.path.cache ? "from " + std::to_string(o.storage.devices) +
+                             " emulated NVMe device(s) through a " +
+                             format_bytes(static_cast<double>(s.path.cache->lines()) *
+                                          s.path.cache->config().line_bytes) +
+                             " page cache"
+                       : "in place from " + o.storage.backend + " (no cache)")
+      << "; kernels on the " << s.path.where() << (s.path.gpu() ? "\n" : " (the CPU path)\n");
+  for (const auto& [key, value] : rows) {
+    out << "  " << key << std::string(width - key.size() + 2, ' ') << value << '\n';
+  }
+  out.flush();
+
+  if (o.json.empty()) return;
+  json_writer j;
+  j.begin_object().field("command", std::string(f.app)).key("machine");
+  write_json(j, read_machine_info());
+  j.key("graph")
+      .begin_object()
+      .field("path", file.path().string())
+      .field("generated", file.generated())
+      .field("generate_seconds", file.generate_seconds())
+      .field("vertices", s.graph.vertex_count())
+      .field("edges", s.graph.edge_count())
+      .field("id_bytes", s.graph.id_bytes())
+      .field("symmetric", s.graph.symmetric())
+      .field("neighbour_bytes", s.graph.neighbour_bytes())
+      .end_object();
+  const storage_options& st = o.storage;
+  j.key("storage")
+      .begin_object()
+      .field("backend", st.backend)
+      .field("devices", st.devices)
+      .field("queues", s.path.storage ? s.path.storage->config().queues_per_device : 0u)
+      .field("depth", s.path.storage ? s.path.storage->config().queue_depth : 0u)
+      .field("latency_us", st.latency_us)
+      .field("caps", st.caps)
+      .field("where", s.path.where());
+  if (s.path.cache) {
+    j.field("cache_bytes", std::uint64_t{s.path.cache->lines()} * s.path.cache->config().line_bytes)
+        .field("line_bytes", s.path.cache->config().line_bytes)
+        .field("cache_mode", std::string(to_string(s.path.cache->config().mode)));
+  }
+  j.end_object();
+  j.key("result").begin_object();
+  f.json(j);
+  j.end_object();
+  j.field("seconds", f.seconds)
+      .field("total_seconds", total_seconds)
+      .field("edges_traversed", f.edges_traversed)
+      .field("mteps", mteps)
+      .field("bytes_needed", needed);
+  if (f.stats) {
+    const cache_stats& c = *f.stats;
+    j.key("cache")
+        .begin_object()
+        .field("accesses", c.accesses)
+        .field("hits", c.hits)
+        .field("misses", c.misses)
+        .field("miss_waits", c.miss_waits)
+        .field("coalesced", c.coalesced)
+        .field("reused", c.reused)
+        .field("loads", c.loads)
+        .field("read_through", c.read_through)
+        .field("evictions", c.evictions)
+        .field("bytes_requested", c.bytes_requested)
+        .field("bytes_moved", c.bytes_moved)
+        .field("hit_rate", c.hit_rate())
+        .end_object();
+    j.field("amplification",
+            needed ? static_cast<double>(c.bytes_moved) / static_cast<double>(needed) : 0.0);
+  }
+  j.end_object();
+  j.save(o.json);
+}
+
+std::string list_sizes(const std::vector<std::uint64_t>& sizes) {
+  constexpr std::size_t shown = 12;
+  std::string text;
+  for (std::size_t i = 0; i < sizes.size() && i < shown; ++i) {
+    if (i) text += ", ";
+    text += num(sizes[i]);
+  }
+  if (sizes.size() > shown) text += ", ...";
+  return text;
+}
+
+void run_bfs_command(const app_options& o) {
+  const auto start = std::chrono::steady_clock::now();
+  run_graph file(o);
+  auto s = std::make_unique<session>(o, file);
+  const std::uint64_t source =
+      o.source ? *o.source : apps::max_degree_vertex(s->graph.offset_span());
+  auto [r, stats] = run_on_edges(*s, [&](auto& exec, const auto& edges) {
+    return apps::run_bfs(exec, s->graph.offset_span(), edges,
+                         {.source = source, .scan_divisor = o.scan_divisor});
+  });
+  figures f{"bfs",     "breadth-first search from vertex " + num(source),
+            r.seconds, r.edges_traversed,
+            stats,     {},
+            {}};
+  const std::uint64_t degree = s->graph.offsets[source + 1] - s->graph.offsets[source];
+  f.lines.emplace_back("source", "vertex " + num(source) + " (degree " + num(degree) +
+                                     (o.source ? ", --source)" : ", the highest; --source V)"));
+  f.lines.emplace_back("levels", num(r.level_vertices.size()) + " (vertices per level: " +
+                                     list_sizes(r.level_vertices) + "; " + num(r.scanned_levels) +
+                                     " expanded by a scan in vertex order)");
+  f.lines.emplace_back("reached",
+                       num(r.reached) + " of " + num(s->graph.vertex_count()) + " vertices");
+  f.json = [&](json_writer& j) {
+    j.field("source", source)
+        .field("reached", r.reached)
+        .field("scan_divisor", o.scan_divisor)
+        .field("scanned_levels", r.scanned_levels)
+        .key("level_vertices")
+        .begin_array();
+    for (const std::uint64_t v : r.level_vertices) j.value(v);
+    j.end_array();
+  };
+  report(o, file, *s, f, apps::seconds_since(start), o.depths_out == "-");
+  if (!o.depths_out.empty()) apps::write_depths(o.depths_out, r.depths);
+}
+
+void run_cc_command(const app_options& o) {
+  const auto start = std::chrono::steady_clock::now();
+  run_graph file(o);
+  auto s = std::make_unique<session>(o, file);
+  auto [r, stats] = run_on_edges(*s, [&](auto& exec, const auto& edges) {
+    return apps::run_cc(exec, s->graph.offset_span(), edges, {.symmetric = s->graph.symmetric()});
+  });
+  figures f{"cc", "connected components", r.seconds, r.edges_traversed, stats, {}, {}};
+  f.lines.emplace_back("components", num(r.components) + " (largest: " + num(r.largest) +
+                                         " vertices; edges taken as undirected)");
+  f.json = [&](json_writer& j) {
+    j.field("components", r.components).field("largest_component", r.largest);
+  };
+  report(o, file, *s, f, apps::seconds_since(start), o.labels_out == "-");
+  if (!o.labels_out.empty()) apps::write_labels(o.labels_out, r.labels);
+}
+
+void run_pagerank_command(const app_options& o) {
+  const auto start = std::chrono::steady_clock::now();
+  run_graph file(o);
+  auto s = std::make_unique<session>(o, file);
+  const apps::pagerank_options p{.iterations = o.iterations, .tolerance = o.tolerance};
+  auto [r, stats] = run_on_edges(*s, [&](auto& exec, const auto& edges) {
+    return apps::run_pagerank(exec, s->graph.offset_span(), edges, p);
+  });
+  figures f{"pagerank", "PageRank, " + std::to_string(r.iterations) + " iterations",
+            r.seconds,  r.edges_traversed,
+            stats,      {},
+            {}};
+  char change[32];
+  std::snprintf(change, sizeof change, "%.3g", r.last_change);
+  f.lines.emplace_back("iterations", std::to_string(r.iterations) + " (damping " +
+                                         fixed(p.damping, 2) + "; last L1 change " + change + ")");
+  f.json = [&](json_writer& j) {
+    j.field("iterations", r.iterations)
+        .field("damping", p.damping)
+        .field("tolerance", p.tolerance)
+        .field("last_change", r.last_change);
+  };
+  report(o, file, *s, f, apps::seconds_since(start), o.ranks_out == "-");
+  if (!o.ranks_out.empty()) apps::write_ranks(o.ranks_out, r.ranks);
+}
+
+// Options every app takes: the graph (or how to generate one), storage, JSON.
+void add_common(CLI::App& c, app_options& o) {
+  CLI::Option* graph =
+      c.add_option("--graph", o.graph, "Graph file (.bcsr; see `bam graph convert`)")
+          ->check(CLI::ExistingFile);
+  const std::string without = " of the graph generated when --graph is not given";
+  c.add_option("--kind", o.kind, "kron or urand: kind" + without)
+      ->check(CLI::IsMember({"kron", "urand"}))
+      ->capture_default_str()
+      ->excludes(graph);
+  c.add_option("--scale", o.scale, "2^SCALE vertices" + without)
+      ->check(CLI::Range(1u, 40u))
+      ->capture_default_str()
+      ->excludes(graph);
+  c.add_option("--degree", o.degree, "Undirected edges per vertex" + without)
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->excludes(graph);
+  c.add_option("--seed", o.seed, "Seed" + without)->capture_default_str()->excludes(graph);
+  c.add_option("--keep-graph", o.keep_graph, "Write the generated graph to PATH and keep it")
+      ->type_name("PATH")
+      ->excludes(graph);
+  o.storage.add_to(c);
+  add_json_option(c, o.json);
+}
+
+}  // namespace
+
+void add_app_commands(CLI::App& app) {
+  {
+    auto o = std::make_shared<app_options>();
+    CLI::App* c = app.add_subcommand(
+        "bfs",
+        "Breadth-first search with neighbour lists read from storage through the page cache "
+        "(no --graph: generates a Kronecker graph 8x the cache and traverses it)");
+    add_common(*c, *o);
+    c->add_option("--source", o->source, "Source vertex (default: the highest-degree vertex)");
+    c->add_option("--scan-divisor", o->scan_divisor,
+                  "Expand a level whose frontier exceeds n/N vertices by a scan in vertex order "
+                  "(storage order) instead of the frontier list; 0: never")
+        ->type_name("N")
+        ->capture_default_str();
+    c->add_option("--depths-out", o->depths_out,
+                  "Write each vertex's depth (-1: unreached), one per line, to FILE ('-': stdout)")
+        ->type_name("FILE");
+    c->callback([o] { run_bfs_command(*o); });
+  }
+  {
+    auto o = std::make_shared<app_options>();
+    CLI::App* c = app.add_subcommand(
+        "cc", "Connected components (edges taken as undirected), neighbour lists from storage");
+    add_common(*c, *o);
+    c->add_option("--labels-out", o->labels_out,
+                  "Write each vertex's label (the smallest vertex of its component), one per line, "
+                  "to FILE ('-': stdout)")
+        ->type_name("FILE");
+    c->callback([o] { run_cc_command(*o); });
+  }
+  {
+    auto o = std::make_shared<app_options>();
+    CLI::App* c = app.add_subcommand("pagerank",
+                                     "PageRank (push, damping 0.85), neighbour lists from storage");
+    add_common(*c, *o);
+    CLI::Option* iterations =
+        c->add_option("--iterations", o->iterations,
+                      "Iterations (with --tolerance: the most; default then 1000)")
+            ->check(CLI::Range(1u, 1000000u))
+            ->capture_default_str();
+    c->add_option("--tolerance", o->tolerance,
+                  "Stop once an iteration changes the ranks by less than this (L1)")
+        ->check(CLI::NonNegativeNumber);
+    c->add_option("--ranks-out", o->ranks_out,
+                  "Write each vertex's rank, one per line, to FILE ('-': stdout)")
+        ->type_name("FILE");
+    c->callback([o, iterations] {
+      if (o->tolerance > 0 && iterations->count() == 0) o->iterations = 1000;
+      run_pagerank_command(*o);
+    });
+  }
+}
+
+}  // namespace bam::tools
