@@ -266,15 +266,5 @@ void run(checker& c, controller_placement placement, const options& o) {
 }  // namespace bam::gpu_test
 
 int main(int argc, char** argv) {
-  using namespace bam::gpu_test;
-  checker c("gpu_queue_stress");
-  try {
-    const options o = parse(argc, argv);
-    for (bam::controller_placement p : o.placements) {
-      guarded(c, name(p), [&] { run(c, p, o); });
-    }
-  } catch (const std::exception& e) {
-    c.expect(false, e.what());
-  }
-  return c.result();
+  return bam::gpu_test::run_per_placement(argc, argv, "gpu_queue_stress", bam::gpu_test::run);
 }

@@ -202,4 +202,20 @@ void guarded(checker& c, const std::string& what, Body&& body) {
   }
 }
 
+/// The main() of a test that runs `run(checker, placement, options)` once per placement the
+/// command line asks for; returns the program's exit code.
+template <class Run>
+int run_per_placement(int argc, char** argv, const char* test, Run&& run) {
+  checker c(test);
+  try {
+    const options o = parse(argc, argv);
+    for (controller_placement p : o.placements) {
+      guarded(c, name(p), [&] { run(c, p, o); });
+    }
+  } catch (const std::exception& e) {
+    c.expect(false, e.what());
+  }
+  return c.result();
+}
+
 }  // namespace bam::gpu_test

@@ -118,11 +118,11 @@ class queue_pair_ref {
 
   /// Takes a slot, writes `command` into it with command id = slot, and returns once the tail
   /// has passed it (a doorbell covering it has been rung).
-  [[nodiscard]] BAM_HD io_status submit(nvme::submission_entry command, deadline until,
+  [[nodiscard]] BAM_HD io_status submit(const nvme::submission_entry& command, deadline until,
                                         queue_ticket& out) const;
 
   /// The naive baseline: one lock per queue held around slot claim, entry write and doorbell.
-  [[nodiscard]] BAM_HD io_status submit_naive(nvme::submission_entry command, deadline until,
+  [[nodiscard]] BAM_HD io_status submit_naive(const nvme::submission_entry& command, deadline until,
                                               queue_ticket& out) const;
 
   /// Waits for the completion of `t` and frees its slot; returns its status.
@@ -153,7 +153,7 @@ class queue_pair_ref {
   BAM_HD io_status halt(std::uint32_t slot) const;
   BAM_HD io_status wait_for_turn(const queue_ticket& t, deadline until,
                                  bool drain_while_waiting) const;
-  BAM_HD void write_entry(const queue_ticket& t, nvme::submission_entry command) const;
+  BAM_HD void write_entry(const queue_ticket& t, const nvme::submission_entry& command) const;
 
   queue_control* control_ = nullptr;
   nvme::submission_entry* sq_ = nullptr;

@@ -90,13 +90,14 @@ BAM_HD inline io_status queue_pair_ref::wait_for_turn(const queue_ticket& t, dea
 }
 
 BAM_HD inline void queue_pair_ref::write_entry(const queue_ticket& t,
-                                               nvme::submission_entry command) const {
-  command.command_id = static_cast<std::uint16_t>(t.slot);
-  sq_[t.slot] = command;
+                                               const nvme::submission_entry& command) const {
+  nvme::submission_entry& slot = sq_[t.slot];
+  slot = command;
+  slot.command_id = static_cast<std::uint16_t>(t.slot);
 }
 
-BAM_HD inline io_status queue_pair_ref::submit(nvme::submission_entry command, deadline until,
-                                               queue_ticket& out) const {
+BAM_HD inline io_status queue_pair_ref::submit(const nvme::submission_entry& command,
+                                               deadline until, queue_ticket& out) const {
   if (halted()) return io_status::host(status_source::queue_halted);
   // relaxed: the ticket only hands out positions; the turn counter carries the data edges.
   const std::uint64_t position =
@@ -172,8 +173,8 @@ BAM_HD inline void queue_pair_ref::try_advance_tail() const {
   lock.store(0u, order::release);  // release: vtail and counters for the next winner
 }
 
-BAM_HD inline io_status queue_pair_ref::submit_naive(nvme::submission_entry command, deadline until,
-                                                     queue_ticket& out) const {
+BAM_HD inline io_status queue_pair_ref::submit_naive(const nvme::submission_entry& command,
+                                                     deadline until, queue_ticket& out) const {
   atomic_ref<std::uint32_t> lock(control_->naive_lock);
   backoff pause;
   for (;;) {
