@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include <bam/error.hpp>
+#include <bam/platform/atomic.hpp>
 #include <bam/runtime/resources.hpp>
 #include <bam/runtime/runtime.hpp>
 
@@ -307,7 +308,15 @@ storage_stats emulated_storage::stats() const {
     m.rt->synchronize(m.copies.get(), m.rt->config().stop_timeout_ns, "copying queue counters");
     s.queues.assign(out, out + m.queues.size());
   } else {
-    for (const queue_pair_ref& q : m.queues) s.queues.push_back(q.control()->counters);
+    // Drainers and tail winners store these words while submitters run: read them atomically.
+    for (const queue_pair_ref& q : m.queues) {
+      queue_counters& c = q.control()->counters;
+      auto read = [](std::uint64_t& word) {
+        return atomic_ref<std::uint64_t>(word).load(order::relaxed);  // relaxed: a snapshot
+      };
+      s.queues.push_back({read(c.sq_doorbells), read(c.submitted), read(c.cq_doorbells),
+                          read(c.drained), read(c.late_completions), read(c.bad_completions)});
+    }
   }
   return s;
 }

@@ -81,6 +81,7 @@ TEST(FormatBytes, PicksTheLargestBinaryUnit) {
   EXPECT_EQ(bam::tools::format_bytes(512), "512 B");
   EXPECT_EQ(bam::tools::format_bytes(4096), "4 KiB");
   EXPECT_EQ(bam::tools::format_bytes(1.5 * (1 << 30)), "1.5 GiB");
+  EXPECT_EQ(bam::tools::format_bytes(1048560), "1024 KiB");  // not 1.02e+03 KiB
 }
 
 TEST(FormatCount, PicksTheLargestDecimalUnit) {

@@ -67,7 +67,9 @@ std::string format_bytes(double bytes) {
     ++u;
   }
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, u == 0 ? "%.0f %s" : "%.3g %s", bytes, units[u]);
+  // %.3g would print 1.02e+03 for values between 1000 and 1024 of a unit.
+  std::snprintf(buffer, sizeof buffer, u == 0 || bytes >= 1000 ? "%.0f %s" : "%.3g %s", bytes,
+                units[u]);
   return buffer;
 }
 
