@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -239,7 +240,15 @@ void gpu_runtime::stop() {
 void gpu_runtime::synchronize(stream_handle stream, std::uint64_t timeout_ns,
                               const std::string& what) const {
   if (!impl_->gpu) return;
+  // BAM_TRACE=1 logs every wait: where a run stops, the last line says what it waited on.
+  static const bool trace = std::getenv("BAM_TRACE") != nullptr;
+  const auto began = std::chrono::steady_clock::now();
+  if (trace) impl_->log("trace: waiting for " + what);
   impl_->gpu->synchronize(stream, timeout_ns ? timeout_ns : impl_->config.wait_timeout_ns, what);
+  if (trace) {
+    const std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - began;
+    impl_->log("trace: " + what + " finished after " + std::to_string(ms.count()) + " ms");
+  }
 }
 
 void gpu_runtime::check() const {

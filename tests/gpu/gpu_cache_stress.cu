@@ -98,6 +98,13 @@ void warm_up_kernels(gpu_runtime& rt) {
   });
 }
 
+/// A victim search gives up after 5 s here (30 s by default): a cache that cannot make progress
+/// fails its reads quickly, naming the reason, instead of looking hung.
+cache_config short_waits(cache_config c) {
+  c.victim_timeout_ns = 5'000'000'000ull;
+  return c;
+}
+
 storage_config gpu_storage(std::uint32_t devices) {
   storage_config c;
   c.devices = devices;
@@ -105,7 +112,7 @@ storage_config gpu_storage(std::uint32_t devices) {
   c.queue_depth = 256;
   c.model = device_model::unlimited();
   c.placement = controller_placement::gpu_kernel;
-  c.timeout_ns = 20'000'000'000ull;
+  c.timeout_ns = 5'000'000'000ull;  // short: a stuck access fails fast, with its reason
   return c;
 }
 
@@ -128,7 +135,8 @@ void reads_case(checker& c, bool small) {
         const std::uint64_t data = small ? (8ull << 20) : (64ull << 20);
         auto image = pattern_image(data, memory_kind::pinned, rt);
         emulated_storage ssd(gpu_storage(2), image, &rt);
-        page_cache cache({.line_bytes = line, .capacity_bytes = data / 16, .mode = mode}, rt);
+        page_cache cache(
+            short_waits({.line_bytes = line, .capacity_bytes = data / 16, .mode = mode}), rt);
         array<const std::uint64_t> a(cache, ssd.ref(), {.name = "pattern"});
         fixture f{rt};
         warm_up_kernels(rt);
@@ -139,14 +147,14 @@ void reads_case(checker& c, bool small) {
         f.clear();
         launch(rt.stream(), grid, block,
                random_reads{a.ref_for_launch(grid, block), per_thread, 7, f.counts()});
-        rt.synchronize(rt.stream(), 0, what);
+        wait_or_exit(c, rt, what);
         c.equal(f.counts()->wrong, std::uint64_t{0}, what + ": wrong values");
         c.equal(f.counts()->failed, std::uint64_t{0}, what + ": failed reads");
         c.equal(f.counts()->reads, std::uint64_t{grid} * block * per_thread, what + ": reads made");
         if (mode != cache_mode::none) {  // uncached, a whole scan is one command per element
           f.clear();
           launch(rt.stream(), grid, block, cursor_scan{a.ref_for_launch(grid, block), f.counts()});
-          rt.synchronize(rt.stream(), 0, what + " scan");
+          wait_or_exit(c, rt, what + " scan");
           c.equal(f.counts()->wrong, std::uint64_t{0}, what + ": wrong values in the cursor scan");
           c.equal(f.counts()->reads, a.size(), what + ": elements scanned");
         }
@@ -172,14 +180,14 @@ void writes_case(checker& c, bool small) {
       const std::uint64_t data = small ? (4ull << 20) : (64ull << 20);
       auto image = backing_store::in_memory(data, memory_kind::pinned);
       emulated_storage ssd(gpu_storage(4), image, &rt);
-      page_cache cache({.line_bytes = line, .capacity_bytes = data / 8}, rt);
+      page_cache cache(short_waits({.line_bytes = line, .capacity_bytes = data / 8}), rt);
       array<std::uint64_t> a(cache, ssd.ref(), {.name = "written"});
       warm_up_kernels(rt);
       stop_guard stop(rt);
       rt.start();
       const std::uint32_t grid = small ? 8 : 264, block = 256;
       launch(rt.stream(), grid, block, disjoint_writes{a.ref_for_launch(grid, block)});
-      rt.synchronize(rt.stream(), 0, what);
+      wait_or_exit(c, rt, what);
       a.flush();
       a.check();
       std::uint64_t wrong = 0;
@@ -204,7 +212,7 @@ void errors_case(checker& c, bool small) {
     sc.faults.bad_lba_begin = 64;  // device bytes [32 KiB, 64 KiB)
     sc.faults.bad_lba_end = 128;
     emulated_storage ssd(sc, image, &rt);
-    page_cache cache({.line_bytes = 4096, .capacity_bytes = data / 8}, rt);
+    page_cache cache(short_waits({.line_bytes = 4096, .capacity_bytes = data / 8}), rt);
     array<const std::uint64_t> a(cache, ssd.ref(), {.name = "faulty"});
     fixture f{rt};
     warm_up_kernels(rt);
@@ -212,7 +220,7 @@ void errors_case(checker& c, bool small) {
     rt.start();
     f.clear();
     launch(rt.stream(), 16, 256, cursor_scan{a.ref_for_launch(16, 256), f.counts()});
-    rt.synchronize(rt.stream(), 0, what);
+    wait_or_exit(c, rt, what);
     // Elements of the bad range read as poison (all ones), which the pattern never is there.
     const std::uint64_t bad_elements = (64ull * 512) / 8;
     c.equal(f.counts()->wrong, bad_elements, what + ": elements in the bad range read as poison");
@@ -239,7 +247,7 @@ void tiny_case(checker& c) {
       gpu_runtime rt(test_runtime_config());
       auto image = pattern_image(1ull << 20, memory_kind::pinned, rt);
       emulated_storage ssd(gpu_storage(1), image, &rt);
-      page_cache cache({.line_bytes = 512, .capacity_bytes = 1024, .mode = mode}, rt);
+      page_cache cache(short_waits({.line_bytes = 512, .capacity_bytes = 1024, .mode = mode}), rt);
       array<const std::uint64_t> a(cache, ssd.ref(), {.name = "tiny"});
       fixture f{rt};
       warm_up_kernels(rt);
@@ -247,7 +255,7 @@ void tiny_case(checker& c) {
       rt.start();
       f.clear();
       launch(rt.stream(), 1, 32, random_reads{a.ref(), 200, 3, f.counts()});
-      rt.synchronize(rt.stream(), 0, what);
+      wait_or_exit(c, rt, what);
       c.equal(f.counts()->wrong, std::uint64_t{0}, what + ": wrong values");
       c.equal(f.counts()->failed, std::uint64_t{0}, what + ": failed reads");
       rt.stop();
@@ -258,7 +266,7 @@ void tiny_case(checker& c) {
     gpu_runtime rt(test_runtime_config());
     auto image = pattern_image(16ull << 20, memory_kind::pinned, rt);
     emulated_storage ssd(gpu_storage(1), image, &rt);
-    page_cache cache({.line_bytes = 4096, .capacity_bytes = 64 * 4096}, rt);
+    page_cache cache(short_waits({.line_bytes = 4096, .capacity_bytes = 64 * 4096}), rt);
     array<const std::uint64_t> a(cache, ssd.ref(), {.name = "small cache"});
     fixture f{rt};
     warm_up_kernels(rt);
@@ -268,7 +276,7 @@ void tiny_case(checker& c) {
     c.expect(ref.reads_through(), what + ": falls back to read-through");
     f.clear();
     launch(rt.stream(), 264, 256, random_reads{ref, 4, 11, f.counts()});
-    rt.synchronize(rt.stream(), 0, what);
+    wait_or_exit(c, rt, what);
     c.equal(f.counts()->wrong, std::uint64_t{0}, what + ": wrong values");
     c.equal(f.counts()->failed, std::uint64_t{0}, what + ": failed reads");
     rt.stop();

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -76,7 +77,10 @@ class checker {
   bool equal(const A& a, const B& b, const std::string& what) {
     return expect(a == b, what + ": got " + std::to_string(a) + ", expected " + std::to_string(b));
   }
-  void note(const std::string& line) const { std::printf("%s: %s\n", test_.c_str(), line.c_str()); }
+  void note(const std::string& line) const {
+    std::printf("%s: %s\n", test_.c_str(), line.c_str());
+    std::fflush(stdout);  // a later hang must not swallow what came before it
+  }
   [[nodiscard]] int result() const {
     std::printf("%s: %s (%d failures)\n", test_.c_str(), failures_ ? "FAILED" : "passed",
                 failures_);
@@ -158,7 +162,7 @@ inline runtime_config test_runtime_config() {
   runtime_config c;
   c.watchdog_period_ns = 500'000'000;
   c.stuck_after_ns = 5'000'000'000;
-  c.wait_timeout_ns = 120'000'000'000;
+  c.wait_timeout_ns = 60'000'000'000;
   return c;
 }
 
@@ -193,12 +197,34 @@ class stop_guard {
 
 /// Runs `body` and turns exceptions into failures, so one placement's error does not hide
 /// the other's result.
+/// BAM_GPU_TEST_ONLY=TEXT runs only the cases whose name contains TEXT.
 template <class Body>
 void guarded(checker& c, const std::string& what, Body&& body) {
+  const char* only = std::getenv("BAM_GPU_TEST_ONLY");
+  if (only != nullptr && what.find(only) == std::string::npos) return;
+  c.note("begin: " + what);
   try {
     body();
   } catch (const std::exception& e) {
     c.expect(false, what + ": " + e.what());
+  }
+  c.note("end: " + what);
+}
+
+/// Waits for the kernels on the runtime's stream. A kernel that does not finish can be neither
+/// stopped nor freed (a free waits for it), so a timeout ends the process with the reason and
+/// the watchdog's lines rather than hanging in destructors.
+inline void wait_or_exit(checker& c, gpu_runtime& rt, const std::string& what) {
+  try {
+    rt.synchronize(rt.stream(), 0, what);
+  } catch (const std::exception& e) {
+    c.expect(false, e.what());
+    for (const std::string& line : rt.watchdog_reports())
+      std::fprintf(stderr, "  %s\n", line.c_str());
+    std::fprintf(stderr, "%s: a kernel did not finish; exiting without cleanup\n", what.c_str());
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(2);
   }
 }
 
