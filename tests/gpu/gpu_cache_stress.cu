@@ -7,6 +7,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include <bam/array.hpp>
@@ -283,6 +284,56 @@ void tiny_case(checker& c) {
   });
 }
 
+// BAM_DIAG="GRID,BLOCK,READS,LINES,MODE,PLACEMENT,LINE_BYTES" (PLACEMENT gpu or host): one
+// random-read launch over a 1 MiB pattern, then every counter and the error record. For
+// bisecting a stuck cache by launch shape, cache size, mode and controller placement.
+void diag_case(checker& c, const std::string& spec) {
+  unsigned grid = 1, block = 1, reads = 4, lines = 64, line = 512;
+  char mode_name[16] = "naive", where[8] = "gpu";
+  if (std::sscanf(spec.c_str(), "%u,%u,%u,%u,%15[a-z],%7[a-z],%u", &grid, &block, &reads, &lines,
+                  mode_name, where, &line) != 7) {
+    c.expect(false, "BAM_DIAG: expected GRID,BLOCK,READS,LINES,MODE,PLACEMENT,LINE_BYTES");
+    return;
+  }
+  const std::string what = "diag " + spec;
+  const cache_mode mode = std::string(mode_name) == "none"    ? cache_mode::none
+                          : std::string(mode_name) == "naive" ? cache_mode::naive
+                                                              : cache_mode::optimized;
+  gpu_runtime rt(test_runtime_config());
+  auto image = pattern_image(1ull << 20, memory_kind::pinned, rt);
+  storage_config sc = gpu_storage(1);
+  if (std::string(where) == "host") sc.placement = controller_placement::host_thread;
+  emulated_storage ssd(sc, image, &rt);
+  page_cache cache(
+      short_waits(
+          {.line_bytes = line, .capacity_bytes = std::uint64_t{lines} * line, .mode = mode}),
+      rt);
+  array<const std::uint64_t> a(cache, ssd.ref(), {.name = "diag"});
+  fixture f{rt};
+  warm_up_kernels(rt);
+  stop_guard stop(rt);
+  rt.start();
+  f.clear();
+  const auto ref = a.ref_for_launch(grid, block);
+  c.note(what + ": reads through: " + std::to_string(ref.reads_through()));
+  launch(rt.stream(), grid, block, random_reads{ref, reads, 3, f.counts()});
+  wait_or_exit(c, rt, what, 20'000'000'000ull);
+  c.note(what + ": wrong " + std::to_string(f.counts()->wrong) + ", failed " +
+         std::to_string(f.counts()->failed) + ", reads " + std::to_string(f.counts()->reads));
+  const cache_stats st = a.stats();
+  c.note(what + ": accesses " + std::to_string(st.accesses) + " hits " + std::to_string(st.hits) +
+         " misses " + std::to_string(st.misses) + " miss_waits " + std::to_string(st.miss_waits) +
+         " loads " + std::to_string(st.loads) + " evictions " + std::to_string(st.evictions) +
+         " read_through " + std::to_string(st.read_through) + " errors " +
+         std::to_string(st.errors));
+  try {
+    a.check();
+  } catch (const std::exception& e) {
+    c.note(what + ": check: " + e.what());
+  }
+  rt.stop();
+}
+
 }  // namespace
 }  // namespace bam::gpu_test
 
@@ -292,6 +343,10 @@ int main(int argc, char** argv) {
   try {
     bool small = false;
     for (int i = 1; i < argc; ++i) small |= std::string(argv[i]) == "--small";
+    if (const char* spec = std::getenv("BAM_DIAG")) {
+      guarded(c, "diag", [&] { diag_case(c, spec); });
+      return c.result();
+    }
     reads_case(c, small);
     writes_case(c, small);
     errors_case(c, small);

@@ -214,9 +214,10 @@ void guarded(checker& c, const std::string& what, Body&& body) {
 /// Waits for the kernels on the runtime's stream. A kernel that does not finish can be neither
 /// stopped nor freed (a free waits for it), so a timeout ends the process with the reason and
 /// the watchdog's lines rather than hanging in destructors.
-inline void wait_or_exit(checker& c, gpu_runtime& rt, const std::string& what) {
+inline void wait_or_exit(checker& c, gpu_runtime& rt, const std::string& what,
+                         std::uint64_t timeout_ns = 0) {
   try {
-    rt.synchronize(rt.stream(), 0, what);
+    rt.synchronize(rt.stream(), timeout_ns, what);
   } catch (const std::exception& e) {
     c.expect(false, e.what());
     for (const std::string& line : rt.watchdog_reports())
