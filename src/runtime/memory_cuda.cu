@@ -26,10 +26,19 @@ void cuda_release(void* p, memory_kind kind) noexcept {
   }
 }
 
-void cuda_fill_zero(void* p, std::uint64_t bytes) { BAM_CUDA_CHECK(cudaMemset(p, 0, bytes)); }
+// cudaMemset of device memory, and cudaMemcpy from pageable memory, may return before the
+// bytes land, on the legacy stream, which does not order against the runtime's non-blocking
+// streams (in other contexts, too). A kernel or copy on those streams could then run first and
+// have its writes undone by the late fill: wait for the legacy stream before returning. (It
+// waits for nothing else: every other stream of ours is non-blocking.)
+void cuda_fill_zero(void* p, std::uint64_t bytes) {
+  BAM_CUDA_CHECK(cudaMemset(p, 0, bytes));
+  BAM_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
+}
 
 void cuda_copy_to_device(void* dst, const void* src, std::uint64_t bytes) {
   BAM_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+  BAM_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
 }
 
 }  // namespace bam::runtime::detail
