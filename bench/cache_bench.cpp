@@ -128,6 +128,12 @@ std::string fixed(double v, int digits) {
 }  // namespace
 
 void run_cache_bench(const cache_bench_options& options) {
+  if (options.side == "gpu") {
+    run_cache_bench_gpu(options);
+    return;
+  }
+  if (options.side != "cpu")
+    throw input_error("--side must be cpu or gpu, got '" + options.side + "'");
   const cache_bench_options o = resolved(options);
   const figures f = o.element_bytes == 4 ? measure<std::uint32_t>(o) : measure<std::uint64_t>(o);
   const cache_stats& s = f.stats;

@@ -19,6 +19,7 @@
 #include <bam/runtime/gpu_info.hpp>
 #include <bam/runtime/resources.hpp>
 
+#include "bench_pattern.hpp"
 #include "common/json_writer.hpp"
 #include "common/machine_info.hpp"
 #include "common/sizes.hpp"
@@ -37,32 +38,6 @@ constexpr std::uint32_t chunks_per_round = 8;
 // Lines up to 4 KiB are read 4096 / line at a time (one round); longer lines take several.
 constexpr std::uint32_t round_shift = 12;
 constexpr std::uint32_t words_per_round = 8;  // independent 8-byte reads per thread per round
-
-// Every 8-byte word holds its own byte offset mixed with a constant: a read from the wrong
-// place shows, and the data are neither zeros nor one repeated value.
-constexpr std::uint64_t pattern_key = 0xa5c3'5a3c'9e37'79b9ull;
-BAM_HD BAM_INLINE std::uint64_t pattern_word(std::uint64_t byte_offset) {
-  return byte_offset ^ pattern_key;
-}
-
-// Counter-based random numbers (no generator state, no cuRAND): a 32-bit integer mixer
-// ("lowbias32", C. Wellons' hash prospector) over the counter and the repetition's seed.
-BAM_HD BAM_INLINE std::uint32_t mix32(std::uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352du;
-  x ^= x >> 15;
-  x *= 0x846ca68bu;
-  x ^= x >> 16;
-  return x;
-}
-BAM_HD BAM_INLINE std::uint32_t counter_hash(std::uint64_t counter, std::uint32_t seed) {
-  return mix32(static_cast<std::uint32_t>(counter) ^
-               mix32(static_cast<std::uint32_t>(counter >> 32) ^ seed));
-}
-// Maps a 32-bit hash onto [0, n) by a multiply instead of a division (n <= 2^32).
-BAM_HD BAM_INLINE std::uint64_t pick(std::uint32_t hash, std::uint64_t n) {
-  return (std::uint64_t{hash} * n) >> 32;
-}
 
 // Writes the pattern over `count` words (host-mapped or device memory).
 struct fill_pattern {
@@ -385,6 +360,128 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 }  // namespace
+
+namespace {
+
+cudaDeviceProp current_device_properties() {
+  int device = 0;
+  BAM_CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp prop{};
+  BAM_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  return prop;
+}
+
+rate_figure to_figure(const ceiling& c) {
+  const double med = c.median_seconds();
+  return {.lines_per_s = c.lines_per_s(med),
+          .bytes_per_s = c.bytes_per_s(med),
+          .seconds = med,
+          .lines_per_repetition = c.lines_per_repetition,
+          .repetition_seconds = c.seconds};
+}
+
+void throw_if_wrong(const device_memory& wrong, stream_handle stream, const char* what) {
+  std::uint64_t n = 0;
+  BAM_CUDA_CHECK(cudaMemcpyAsync(&n, wrong.data(), sizeof n, cudaMemcpyDeviceToHost, stream));
+  BAM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (n != 0) {
+    throw error(std::string(what) + ": reads returned bytes other than the pattern (" +
+                std::to_string(n) + " wrong words or rounds of words)");
+  }
+}
+
+}  // namespace
+
+void fill_pattern_async(void* base, std::uint64_t bytes, stream_handle stream) {
+  const cudaDeviceProp prop = current_device_properties();
+  launch(stream, resident_grid<fill_pattern>(prop), block_threads,
+         fill_pattern{static_cast<std::uint64_t*>(base), bytes / 8});
+}
+
+rate_figure measure_random_lines(const void* base, std::uint64_t footprint,
+                                 std::uint64_t line_bytes, const measure_options& m) {
+  if (line_bytes < 512 || line_bytes > 65536 || (line_bytes & (line_bytes - 1)) != 0 ||
+      footprint < line_bytes || (footprint / line_bytes) > (std::uint64_t{1} << 32)) {
+    throw input_error("random line ceiling: bad line size or footprint");
+  }
+  const cudaDeviceProp prop = current_device_properties();
+  const std::uint32_t grid = resident_grid<random_lines>(prop);
+  device_memory sink(std::uint64_t{grid} * block_threads * sizeof(std::uint64_t));
+  device_memory wrong(sizeof(std::uint64_t));
+  zero_async(wrong.data(), sizeof(std::uint64_t), m.stream);
+  ceilings_options o;
+  o.seconds = m.seconds;
+  o.repetitions = m.repetitions;
+  timer time(m.stream, o);
+  const std::uint32_t shift = log2_exact(line_bytes);
+  const std::uint64_t per_item =
+      shift < round_shift ? std::uint64_t{1} << (round_shift - shift) : 1;
+  const random_lines k{.base = static_cast<const uint4*>(base),
+                       .lines = footprint >> shift,
+                       .line_shift = shift,
+                       .items = 0,
+                       .seed = 0,
+                       .sink = sink.as<std::uint64_t>(),
+                       .wrong = wrong.as<std::uint64_t>()};
+  ceiling c;
+  c.spec = {.name = "random_lines",
+            .counts = "bytes read",
+            .line_bytes = line_bytes,
+            .footprint_bytes = footprint,
+            .bytes_per_line = line_bytes};
+  const std::uint64_t guess = std::max<std::uint64_t>(1, ((64ull << 20) >> shift) / per_item);
+  const stream_handle stream = m.stream;
+  c.lines_per_repetition = time.measure(
+                               [=](std::uint64_t items, std::uint32_t seed) {
+                                 random_lines run = k;
+                                 run.items = items;
+                                 run.seed = seed;
+                                 launch(stream, grid, block_threads, run);
+                               },
+                               guess, std::uint64_t{1} << 40, c.seconds) *
+                           per_item;
+  throw_if_wrong(wrong, m.stream, "random line ceiling");
+  return to_figure(c);
+}
+
+rate_figure measure_random_words(const void* base, std::uint64_t bytes, const measure_options& m) {
+  if (bytes < 4096 || bytes / 8 > (std::uint64_t{1} << 32)) {
+    throw input_error("random word ceiling: the buffer must hold 512 to 2^32 words");
+  }
+  const cudaDeviceProp prop = current_device_properties();
+  const std::uint32_t grid = resident_grid<random_words>(prop);
+  device_memory sink(std::uint64_t{grid} * block_threads * sizeof(std::uint64_t));
+  device_memory wrong(sizeof(std::uint64_t));
+  zero_async(wrong.data(), sizeof(std::uint64_t), m.stream);
+  ceilings_options o;
+  o.seconds = m.seconds;
+  o.repetitions = m.repetitions;
+  timer time(m.stream, o);
+  const random_words k{.base = static_cast<const std::uint64_t*>(base),
+                       .words = bytes / 8,
+                       .items = 0,
+                       .seed = 0,
+                       .sink = sink.as<std::uint64_t>(),
+                       .wrong = wrong.as<std::uint64_t>()};
+  ceiling c;
+  c.spec = {.name = "random_8b",
+            .counts = "bytes read",
+            .line_bytes = 8,
+            .footprint_bytes = bytes,
+            .bytes_per_line = 8};
+  const stream_handle stream = m.stream;
+  c.lines_per_repetition = time.measure(
+                               [=](std::uint64_t items, std::uint32_t seed) {
+                                 random_words run = k;
+                                 run.items = items;
+                                 run.seed = seed;
+                                 launch(stream, grid, block_threads, run);
+                               },
+                               (1u << 24) / words_per_round, std::uint64_t{1} << 40, c.seconds) *
+                           words_per_round;
+  throw_if_wrong(wrong, m.stream, "random word ceiling");
+  return to_figure(c);
+}
 
 void run_ceilings(const ceilings_options& options) {
   const ceilings_options& o = options;

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include <bam/runtime/resources.hpp>
+
 namespace bam::bench {
 
 struct ceilings_options {
@@ -38,5 +40,37 @@ struct ceilings_options {
 /// Throws bam::input_error without a GPU or for bad options, bam::cuda_error when a CUDA call
 /// fails, bam::error when a kernel read bytes other than those written.
 void run_ceilings(const ceilings_options& options);
+
+// --- The same measurements as building blocks, for benchmarks that put a figure beside its
+// ceiling in one run. They allocate and launch kernels on `stream` (a plain stream of the
+// primary context), so call them before gpu_runtime::start() or after stop() (DESIGN 6).
+// The bytes they read must hold the pattern of bench_pattern.hpp (fill_pattern_async).
+
+struct measure_options {
+  stream_handle stream = nullptr;
+  double seconds = 0.1;      ///< length of one timed repetition
+  unsigned repetitions = 5;  ///< timed repetitions (median)
+};
+
+/// A ceiling: the median repetition's rate, and every repetition's time.
+struct rate_figure {
+  double lines_per_s = 0;  ///< lines (or 8-byte words) read per second
+  double bytes_per_s = 0;
+  double seconds = 0;  ///< median repetition
+  std::uint64_t lines_per_repetition = 0;
+  std::vector<double> repetition_seconds;
+};
+
+/// Writes pattern_word(offset) into every 8-byte word of [base, base + bytes) (device memory
+/// or mapped pinned memory by its device address); asynchronous on `stream`.
+void fill_pattern_async(void* base, std::uint64_t bytes, stream_handle stream);
+
+/// Warps reading random aligned whole lines of `line_bytes` over [base, base + footprint)
+/// (zero_copy_lines / hbm_lines of run_ceilings). Throws bam::error on a wrong word.
+rate_figure measure_random_lines(const void* base, std::uint64_t footprint,
+                                 std::uint64_t line_bytes, const measure_options& m);
+
+/// Threads reading independent random 8-byte words of [base, base + bytes) (hbm_random_8b).
+rate_figure measure_random_words(const void* base, std::uint64_t bytes, const measure_options& m);
 
 }  // namespace bam::bench

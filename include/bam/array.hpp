@@ -30,6 +30,10 @@ struct array_options {
   std::uint64_t offset_bytes = 0;  ///< where element 0 is in the set (a multiple of sizeof(T))
   std::uint64_t count = 0;         ///< elements; 0: as many as fit up to the end of the set
   std::string name = "array";      ///< used in error messages
+  /// Declares the array dense: on a cache with translation two_level it is translated through
+  /// large frames (one 8-byte entry per frame-sized piece; docs/mosaic.md says when to). On a
+  /// base cache it changes nothing.
+  bool dense = false;
 };
 
 template <class T>
@@ -77,7 +81,8 @@ class array {
     offset_ = options.offset_bytes;
     const std::uint64_t first_line = offset_ / line;
     const std::uint64_t last_line = (offset_ + count_ * sizeof(T) - 1) / line;
-    attachment_ = cache.attach(set, first_line, last_line - first_line + 1, writable, name_);
+    attachment_ =
+        cache.attach(set, first_line, last_line - first_line + 1, writable, name_, options.dense);
   }
 
   /// An array over `count` elements already in memory kernels can read: device memory (the

@@ -19,6 +19,7 @@
 #include <type_traits>
 
 #include <bam/cache/cache_config.hpp>
+#include <bam/cache/mosaic/dense_cache.hpp>
 #include <bam/cache/page_cache.hpp>
 #include <bam/platform/agent.hpp>
 #include <bam/platform/config.hpp>
@@ -200,6 +201,10 @@ class array_ref {
     const std::uint32_t shift = cache_.line_shift();
     const std::uint64_t page = (byte >> shift) - slot_.first_line;
     const std::uint64_t within = byte & ((std::uint64_t{1} << shift) - 1u);
+    if (slot_.large_table != nullptr) {  // declared dense on a two_level cache
+      return cache::mosaic::dense_cache_ref(cache_).access(
+          slot_, page, within, sizeof(T), mode_ == cache_mode::optimized, dirty, op);
+    }
     acquire_result r;
     if (mode_ == cache_mode::optimized) {
       // Lanes touching one line share one probe: the leader pins for the whole group.
@@ -233,7 +238,12 @@ class array_ref {
   /// An access through a cursor: keeps the pin while the thread stays on one line.
   template <class Op>
   BAM_HD io_status access_reusing(std::uint64_t i, cursor& c, Op&& op, bool dirty) const {
-    if (direct_ || mode_ != cache_mode::optimized || reads_through()) return access(i, op, dirty);
+    // Dense arrays take their frame's protection per access (part 1 keeps no frame across
+    // accesses: an epoch section held while a thread waits would stall every grace period).
+    if (direct_ || mode_ != cache_mode::optimized || reads_through() ||
+        slot_.large_table != nullptr) {
+      return access(i, op, dirty);
+    }
     if (!check_index(i)) return io_status::host(status_source::index_out_of_range);
     const std::uint64_t byte = offset_ + i * sizeof(T);
     const std::uint32_t shift = cache_.line_shift();

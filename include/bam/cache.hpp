@@ -39,6 +39,11 @@ struct cache_plan {
   std::uint64_t page_table_bytes = 0;      ///< per base page of the data, for the whole data set
   std::uint64_t metadata_bytes = 0;        ///< everything but the lines themselves
   std::uint64_t min_lines_for_launch = 0;  ///< 2 x concurrent warps
+  // two_level translation (config.translation): the frame pool and a dense array's large table.
+  std::uint64_t frames = 0;
+  std::uint64_t frame_bytes = 0;
+  std::uint64_t frame_table_bytes = 0;  ///< frame states, bitmaps, owners, epoch slots
+  std::uint64_t large_table_bytes = 0;  ///< 8 bytes per frame-sized piece of the data
 };
 
 /// Plans a cache of `config` over `data_bytes` of array data for launches of
@@ -71,9 +76,10 @@ class page_cache {
     std::uint32_t index;
     array_slot slot;
   };
-  /// Registers an array of `pages` lines starting at set line `first_line`.
+  /// Registers an array of `pages` lines starting at set line `first_line`. A `dense` array on
+  /// a two_level cache is translated through large frames (cache/mosaic/dense_cache.hpp).
   attachment attach(const device_set_ref& set, std::uint64_t first_line, std::uint64_t pages,
-                    bool writable, const std::string& name);
+                    bool writable, const std::string& name, bool dense = false);
   void detach(std::uint32_t index) noexcept;
   /// Host-side transfers through the cache (wait for completion). Throw bam::nvme_error.
   void read_bytes(std::uint32_t index, std::uint64_t set_byte, std::uint64_t bytes, void* out);
@@ -92,6 +98,7 @@ class page_cache {
 
  private:
   void init(const cache_config& config, std::unique_ptr<detail::cache_executor> exec);
+  void init_frames();
   struct impl;
   std::unique_ptr<impl> impl_;
 };

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include <bam/cache/mosaic/dense_cache.hpp>
 #include <bam/cache/page_cache.hpp>
 #include <bam/platform/atomic.hpp>
 #include <bam/platform/launch.hpp>
@@ -50,8 +51,14 @@ struct copy_through_cache {
       const std::uint64_t line_end = line_start + (std::uint64_t{1} << shift);
       const std::uint64_t from = line_start > set_byte ? line_start : set_byte;
       const std::uint64_t to = line_end < set_byte + bytes ? line_end : set_byte + bytes;
+      // A dense array on a two_level cache goes through its frames (cache/mosaic).
+      const cache::mosaic::dense_cache_ref dense(cache);
+      cache::mosaic::frame_guard guard;
+      const bool large = slot.large_table != nullptr;
+      const std::uint64_t page = first + p - slot.first_line;
+      const auto hint = static_cast<std::uint32_t>(p);
       const acquire_result r =
-          cache.acquire(slot, first + p - slot.first_line, 1, static_cast<std::uint32_t>(p));
+          large ? dense.acquire(slot, page, hint, guard) : cache.acquire(slot, page, 1, hint);
       count_probe(r, to - from);
       if (!r.status.ok()) {
         note_failure(failure, r.status);
@@ -61,11 +68,19 @@ struct copy_through_cache {
       std::uint8_t* in_buffer = buffer + (from - set_byte);
       if (to_cache) {
         std::memcpy(in_line, in_buffer, to - from);
-        cache.mark_dirty(r.line);
+        if (large) {
+          dense.mark_dirty(r.line);
+        } else {
+          cache.mark_dirty(r.line);
+        }
       } else {
         std::memcpy(in_buffer, in_line, to - from);
       }
-      cache.release(r.line);
+      if (large) {
+        dense.release(guard);
+      } else {
+        cache.release(r.line);
+      }
     }
   }
 };
@@ -78,6 +93,13 @@ struct flush_lines {
 
   BAM_HD void operator()(thread_index t) const {
     if (slot.pages == 0) return;
+    if (slot.large_table != nullptr) {  // a dense array's pages live in its frames
+      const cache::mosaic::dense_cache_ref dense(cache);
+      for (std::uint64_t f = t.id; f < dense.pool().geometry.frames; f += t.count) {
+        note_failure(failure, dense.flush_frame(slot, static_cast<std::uint32_t>(f)));
+      }
+      return;
+    }
     for (std::uint64_t l = t.id; l < cache.lines(); l += t.count) {
       note_failure(failure, cache.flush_line(slot, static_cast<std::uint32_t>(l)));
     }

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <vector>
 
+#include <bam/cache/mosaic/epochs.hpp>
+#include <bam/cache/mosaic/large_entry.hpp>
 #include <bam/error.hpp>
 #include <bam/nvme/prp.hpp>
 
@@ -61,6 +63,26 @@ void check_config(const cache_config& c) {
   if (lines > cache::page_bits::max_lines) bad("too many lines (" + std::to_string(lines) + ")");
   if (c.stat_shards == 0) bad("statistics need at least one shard");
   if (c.victim_timeout_ns == 0) bad("victim timeout must be positive");
+  if (c.translation == translation_kind::two_level) {
+    if (c.frame_bytes < c.line_bytes || (c.frame_bytes & (c.frame_bytes - 1)) != 0) {
+      bad("frame size must be a power of two of at least one line, got " +
+          std::to_string(c.frame_bytes));
+    }
+    if (c.frame_percent == 0 || c.frame_percent > 100) bad("frame_percent must be 1..100");
+    if (cache::mosaic::plan_frames(c.line_bytes, lines, c.frame_bytes, c.frame_percent).frames ==
+        0) {
+      bad("a two_level cache needs at least two lines");
+    }
+  }
+}
+
+/// Epoch reader slots: the configured count, else one per CPU thread that may use the cache
+/// at once (the registry hands out the lowest free index), or on a GPU one per thread slot of
+/// up to 256 SMs of 64 warps (reader_slot() is (SM, warp slot, lane)).
+std::uint32_t epoch_slots_for(const cache_config& c, memory_kind memory) {
+  if (c.pinning != pinning_kind::epochs || c.translation != translation_kind::two_level) return 0;
+  if (c.epoch_slots != 0) return c.epoch_slots;
+  return memory == memory_kind::host ? 4096u : 256u * 64u * 32u;
 }
 
 std::uint32_t prp_entries_per_line(std::uint32_t line_bytes) {
@@ -78,8 +100,16 @@ cache_plan plan_cache(const cache_config& c, std::uint64_t data_bytes,
   p.prp_list_bytes = p.lines * prp_entries_per_line(c.line_bytes) * 8;
   p.bounce_bytes = std::uint64_t{c.bounce_buffers} * bounce_bytes;
   p.page_table_bytes = (data_bytes + c.line_bytes - 1) / c.line_bytes * 4;
+  if (c.translation == translation_kind::two_level) {
+    const cache::mosaic::frame_geometry g =
+        cache::mosaic::plan_frames(c.line_bytes, p.lines, c.frame_bytes, c.frame_percent);
+    p.frames = g.frames;
+    p.frame_bytes = g.frame_bytes;
+    p.frame_table_bytes = cache::mosaic::frame_table_bytes(g, c.epoch_slots);
+    p.large_table_bytes = (data_bytes + g.frame_bytes - 1) / g.frame_bytes * 8;
+  }
   p.metadata_bytes = p.line_state_bytes + p.prp_list_bytes + p.bounce_bytes + p.page_table_bytes +
-                     std::uint64_t{c.stat_shards} * sizeof(stat_shard);
+                     std::uint64_t{c.stat_shards} * sizeof(stat_shard) + p.frame_table_bytes;
   p.min_lines_for_launch = 2 * concurrent_warps;
   return p;
 }
@@ -96,11 +126,13 @@ struct page_cache::impl {
     std::string name;
     array_slot slot;
     std::uint32_t* page_table = nullptr;
+    std::uint64_t* large_table = nullptr;
     stat_shard* shards = nullptr;
     error_record* errors = nullptr;
   };
   std::vector<array_state> arrays;
   std::uint64_t next_tag_base = 0;
+  std::uint32_t next_tenant = 1;  ///< frame owner ids are never reused (dense_cache.hpp)
 
   void* alloc(std::uint64_t bytes) {
     void* p = runtime::allocate(bytes, memory);
@@ -117,9 +149,18 @@ struct page_cache::impl {
     for (auto& a : arrays) {
       if (!a.used) continue;
       free(a.page_table);
+      free(a.large_table);
       free(a.shards);
       runtime::release(a.errors,
                        memory == memory_kind::host ? memory_kind::host : memory_kind::pinned);
+    }
+    const cache::mosaic::frame_pool_view& f = mem.frames;
+    for (void* p : {static_cast<void*>(f.state), static_cast<void*>(f.resident),
+                    static_cast<void*>(f.busy), static_cast<void*>(f.dirty),
+                    static_cast<void*>(f.owner), static_cast<void*>(f.referenced),
+                    static_cast<void*>(f.resident_count), static_cast<void*>(f.hand),
+                    static_cast<void*>(f.epoch), static_cast<void*>(f.epoch_slots)}) {
+      free(p);
     }
     free(mem.data);
     free(mem.state);
@@ -177,6 +218,32 @@ void page_cache::init(const cache_config& config, std::unique_ptr<detail::cache_
   // to a line that now holds another page.
   mem.slot_count = max_arrays;
   m.arrays.resize(max_arrays);
+  if (config.translation == translation_kind::two_level) init_frames();
+}
+
+void page_cache::init_frames() {
+  impl& m = *impl_;
+  cache::mosaic::frame_pool_view& f = m.mem.frames;
+  f.geometry = cache::mosaic::plan_frames(m.config.line_bytes, m.lines, m.config.frame_bytes,
+                                          m.config.frame_percent);
+  f.pinning = m.config.pinning;
+  const std::uint64_t frames = f.geometry.frames;
+  const std::uint64_t words = frames * f.geometry.words_per_frame;
+  f.state = static_cast<std::uint64_t*>(m.alloc(frames * 8));
+  f.resident = static_cast<std::uint64_t*>(m.alloc(words * 8));
+  f.busy = static_cast<std::uint64_t*>(m.alloc(words * 8));
+  f.dirty = static_cast<std::uint64_t*>(m.alloc(words * 8));
+  f.owner = static_cast<std::uint64_t*>(m.alloc(frames * 8));
+  f.referenced = static_cast<std::uint32_t*>(m.alloc(frames * 4));
+  f.resident_count = static_cast<std::uint32_t*>(m.alloc(frames * 4));
+  f.hand = static_cast<std::uint64_t*>(m.alloc(hot_line_bytes));
+  f.epoch_slot_count = epoch_slots_for(m.config, m.memory);
+  if (f.epoch_slot_count != 0) {
+    f.epoch = static_cast<std::uint64_t*>(m.alloc(hot_line_bytes));
+    const std::uint64_t first = cache::mosaic::first_epoch;
+    m.exec->copy_to_cache(f.epoch, &first, sizeof first);
+    f.epoch_slots = static_cast<std::uint64_t*>(m.alloc(std::uint64_t{f.epoch_slot_count} * 8));
+  }
 }
 
 page_cache::~page_cache() = default;
@@ -191,7 +258,7 @@ std::uint32_t page_cache::warp_width() const { return impl_->exec->warp_width();
 
 page_cache::attachment page_cache::attach(const device_set_ref& set, std::uint64_t first_line,
                                           std::uint64_t pages, bool writable,
-                                          const std::string& name) {
+                                          const std::string& name, bool dense) {
   impl& m = *impl_;
   std::uint32_t index = 0;
   while (index < max_arrays && m.arrays[index].used) ++index;
@@ -204,7 +271,16 @@ page_cache::attachment page_cache::attach(const device_set_ref& set, std::uint64
   auto& a = m.arrays[index];
   a.used = true;
   a.name = name;
-  a.page_table = static_cast<std::uint32_t*>(m.alloc(pages * 4));
+  const bool two_level = dense && m.config.translation == translation_kind::two_level;
+  if (two_level && m.next_tenant > cache::mosaic::entry_bits::tenant_mask) {
+    throw input_error("array '" + name + "': the cache's dense-array ids (65535) are used up");
+  }
+  // A dense array on a two_level cache is translated by its large table alone.
+  a.page_table = static_cast<std::uint32_t*>(m.alloc(two_level ? 4 : pages * 4));
+  if (two_level) {
+    const std::uint64_t per = m.mem.frames.geometry.lines_per_frame;
+    a.large_table = static_cast<std::uint64_t*>(m.alloc((pages + per - 1) / per * 8));
+  }
   a.shards = static_cast<stat_shard*>(m.alloc(sizeof(stat_shard) * m.config.stat_shards));
   const memory_kind record_memory =
       m.memory == memory_kind::host ? memory_kind::host : memory_kind::pinned;
@@ -218,6 +294,8 @@ page_cache::attachment page_cache::attach(const device_set_ref& set, std::uint64
   a.slot.stats = stats_ref{a.shards, m.config.stat_shards};
   a.slot.errors = a.errors;
   a.slot.writable = writable ? 1u : 0u;
+  a.slot.large_table = a.large_table;
+  a.slot.tenant = two_level ? m.next_tenant++ : 0u;
   m.next_tag_base += pages;
   m.publish_slot(index);
   return {index, a.slot};
@@ -234,6 +312,7 @@ void page_cache::detach(std::uint32_t index) noexcept {
   } catch (...) {
   }
   m.free(a.page_table);
+  m.free(a.large_table);
   m.free(a.shards);
   runtime::release(a.errors,
                    m.memory == memory_kind::host ? memory_kind::host : memory_kind::pinned);

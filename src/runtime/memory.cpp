@@ -36,6 +36,10 @@ void fill_zero(void* p, std::uint64_t bytes, memory_kind kind) {
   }
 }
 
+void copy_any(void* dst, const void* src, std::uint64_t bytes) {
+  detail::cuda_copy_any(dst, src, bytes);
+}
+
 void load_file(int fd, const std::string& path, void* p, std::uint64_t bytes, memory_kind kind) {
   constexpr std::uint64_t chunk = 64ull << 20;
   std::unique_ptr<std::uint8_t[]> staging;

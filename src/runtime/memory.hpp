@@ -18,6 +18,9 @@ void fill_zero(void* p, std::uint64_t bytes, memory_kind kind);
 /// Reads `bytes` of the open file `fd` into `p` (device memory through a staging buffer).
 /// Throws bam::input_error naming `path` on a short read.
 void load_file(int fd, const std::string& path, void* p, std::uint64_t bytes, memory_kind kind);
+/// Copies `bytes` between any two of host, pinned and device memory, and waits; `src` null
+/// writes zeroes. For host threads that serve GPU kernels (the host_thread controller).
+void copy_any(void* dst, const void* src, std::uint64_t bytes);
 
 namespace detail {
 // CUDA halves of the above (memory_cuda.cu, or memory_nocuda.cpp that throws).
@@ -25,6 +28,7 @@ void* cuda_allocate(std::uint64_t bytes, memory_kind kind);
 void cuda_release(void* p, memory_kind kind) noexcept;
 void cuda_fill_zero(void* p, std::uint64_t bytes);
 void cuda_copy_to_device(void* dst, const void* src, std::uint64_t bytes);
+void cuda_copy_any(void* dst, const void* src, std::uint64_t bytes);
 }  // namespace detail
 
 }  // namespace bam::runtime

@@ -41,4 +41,15 @@ void cuda_copy_to_device(void* dst, const void* src, std::uint64_t bytes) {
   BAM_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
 }
 
+// Called per command by the host_thread controller while GPU kernels run: the legacy stream
+// (primary context) does not wait for them, since ours are all non-blocking streams.
+void cuda_copy_any(void* dst, const void* src, std::uint64_t bytes) {
+  if (src == nullptr) {
+    BAM_CUDA_CHECK(cudaMemset(dst, 0, bytes));
+  } else {
+    BAM_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
+  }
+  BAM_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
+}
+
 }  // namespace bam::runtime::detail

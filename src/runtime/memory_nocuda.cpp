@@ -16,4 +16,8 @@ void cuda_copy_to_device(void*, const void*, std::uint64_t) {
   throw error("device memory needs a CUDA build of bam");
 }
 
+void cuda_copy_any(void*, const void*, std::uint64_t) {
+  throw error("copies to GPU memory need a CUDA build of bam");
+}
+
 }  // namespace bam::runtime::detail

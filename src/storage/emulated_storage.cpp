@@ -238,6 +238,9 @@ emulated_storage::emulated_storage(const storage_config& config,
                                              config.replicated, config.block_bytes);
     ns.max_transfer_bytes = config.max_transfer_bytes;
     ns.page_bytes = v.page_bytes;
+    // A host thread serving GPU kernels meets PRPs into GPU memory (cache lines, bounce
+    // buffers), which only a CUDA copy reaches.
+    if (config.placement == controller_placement::host_thread) ns.host_copy = &runtime::copy_any;
     cd.timing = emulated::timing_model::from(config.model);
     cd.faults = config.faults;
     cd.seed = config.faults.seed;

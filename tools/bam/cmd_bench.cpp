@@ -5,7 +5,9 @@
 #include "bam/commands.hpp"
 #include "cache_bench.hpp"
 #include "ceilings.hpp"
+#include "io_bench.hpp"
 #include "queue_bench.hpp"
+#include "translation_bench.hpp"
 
 namespace bam::tools {
 
@@ -40,8 +42,64 @@ void add_cache_bench(CLI::App& bench) {
       ->capture_default_str();
   c->add_option("--latency-us", o->latency_us, "Modelled device latency in microseconds")
       ->capture_default_str();
+  c->add_option("--side", o->side, "cpu (CPU threads, CPU controller) or gpu (figures 7a, 7b, 8)")
+      ->check(CLI::IsMember({"cpu", "gpu"}))
+      ->capture_default_str();
+  c->add_option("--figure", o->figure,
+                "gpu side: lines (7a, whole-line hits), elements (7b, 8-byte hits) or modes "
+                "(8, none/naive/optimized on a gather with misses)")
+      ->check(CLI::IsMember({"lines", "elements", "modes"}))
+      ->capture_default_str();
+  c->add_option("--seconds", o->seconds, "gpu side: length of one timed run")
+      ->capture_default_str();
+  c->add_option("--controller-sms", o->controller_sms, "gpu side: SMs of the controller")
+      ->capture_default_str();
   add_json_option(*c, o->json);
   c->callback([o] { bench::run_cache_bench(*o); });
+}
+
+// bench io: BaM's raw I/O figures on the GPU (bench/io_bench.hpp).
+void add_io_bench(CLI::App& bench) {
+  auto o = std::make_shared<bench::io_bench_options>();
+  CLI::App* c = bench.add_subcommand(
+      "io", "Raw NVMe-queue I/O figures on the GPU, each beside its ceiling (issue 5, 1-6)");
+  c->add_option("--figure", o->figure,
+                "controller (1), e2e (2), host (3), devices (4), latency (5), queues (6) or "
+                "decompose (round-trip stages)")
+      ->required()
+      ->check(CLI::IsMember(
+          {"controller", "e2e", "host", "devices", "latency", "queues", "decompose"}));
+  c->add_option("--controller-sms", o->controller_sms,
+                "Controller SMs (list: the controller figure sweeps it; others use the first)")
+      ->delimiter(',')
+      ->capture_default_str();
+  c->add_option("--devices", o->devices, "devices figure: device counts (list)")
+      ->delimiter(',')
+      ->capture_default_str();
+  c->add_option("--footprint", o->footprints,
+                "host figure: image footprints (list); devices figure: the largest is the image")
+      ->delimiter(',')
+      ->transform(size_transformer())
+      ->capture_default_str();
+  c->add_option("--latency-us", o->latencies_us, "latency figure: modelled latencies (list)")
+      ->delimiter(',')
+      ->capture_default_str();
+  c->add_option("--threads", o->threads,
+                "latency figure: thread counts (list; default powers of two from 32); others: "
+                "the first (default every resident thread)")
+      ->delimiter(',');
+  c->add_option("--queues", o->queues, "Queue pairs per device (0: the figure's default)")
+      ->capture_default_str();
+  c->add_option("--depth", o->depth, "Entries per queue (0: the figure's default)")
+      ->capture_default_str();
+  c->add_option("--rounds", o->rounds, "controller figure: rounds per SM count")
+      ->capture_default_str();
+  c->add_option("--seconds", o->seconds, "Length of one timed run")->capture_default_str();
+  c->add_option("--latency-devices", o->latency_devices,
+                "latency figure: devices (modelled peak = devices x 5.1 M IOPS)")
+      ->capture_default_str();
+  add_json_option(*c, o->json);
+  c->callback([o] { bench::run_io_bench(*o); });
 }
 
 // bench ceilings: copy bandwidths and random-read rates everything else is compared to.
@@ -68,6 +126,38 @@ void add_ceilings_bench(CLI::App& bench) {
       ->capture_default_str();
   add_json_option(*c, o->json);
   c->callback([o] { bench::run_ceilings(*o); });
+}
+
+// bench translation: hit-path throughput of each translation scheme (Mosaic, issue 8).
+void add_translation_bench(CLI::App& bench) {
+  auto o = std::make_shared<bench::translation_bench_options>();
+  CLI::App* c = bench.add_subcommand(
+      "translation", "Hit-path gathers through base, two-level (Mosaic) and no translation");
+  c->add_option("--side", o->side, "gpu or cpu (default gpu when a GPU is present)")
+      ->check(CLI::IsMember({"gpu", "cpu"}));
+  c->add_option("--line-bytes", o->line_bytes, "Base page sizes (list)")
+      ->delimiter(',')
+      ->transform(size_transformer())
+      ->capture_default_str();
+  c->add_option("--data-bytes", o->data_bytes, "Data sizes (list, multiples of the frame)")
+      ->delimiter(',')
+      ->transform(size_transformer());
+  c->add_option("--gather-bytes", o->gather_bytes, "Gather sizes (list; 0 = a whole line)")
+      ->delimiter(',')
+      ->capture_default_str();
+  c->add_option("--schemes", o->schemes,
+                "bam, lean, two_level_pins, two_level_epochs, large_only, ideal (list)")
+      ->delimiter(',');
+  c->add_option("--frame-bytes", o->frame_bytes, "Large frame size")
+      ->transform(size_transformer())
+      ->capture_default_str();
+  c->add_option("--seconds", o->seconds, "Length of one timed repetition")->capture_default_str();
+  c->add_option("--repetitions", o->repetitions, "Timed repetitions (median)")
+      ->capture_default_str();
+  c->add_option("--threads", o->threads, "cpu side: pool threads (0: hardware threads)")
+      ->capture_default_str();
+  add_json_option(*c, o->json);
+  c->callback([o] { bench::run_translation_bench(*o); });
 }
 
 }  // namespace
@@ -114,6 +204,8 @@ void add_bench_commands(CLI::App& app) {
   queue->callback([q] { bench::run_queue_bench(*q); });
   add_cache_bench(*bench);
   add_ceilings_bench(*bench);
+  add_io_bench(*bench);
+  add_translation_bench(*bench);
 }
 
 }  // namespace bam::tools

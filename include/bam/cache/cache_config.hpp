@@ -15,6 +15,26 @@ enum class cache_mode { none, naive, optimized };
 
 const char* to_string(cache_mode m);
 
+/// How arrays declared dense are translated (DESIGN 5, docs/mosaic.md):
+/// - base: every array uses the base-page table (one entry per line-sized page), as in BaM.
+/// - two_level: part of the line pool is carved into large frames; an array declared dense gets
+///   one 8-byte large entry per frame-sized piece, and its pages live in fixed slots of the
+///   piece's frame (Mosaic's CoCoA and in-place coalescing). Other arrays stay on base pages.
+enum class translation_kind : std::uint8_t { base, two_level };
+
+/// How readers of a coalesced piece keep its frame from being reused under them:
+/// - frame_pins: a pin count per frame, taken once per warp group (one atomic per group).
+/// - epochs: a reader announces the global epoch in its own slot (a plain store); a frame is
+///   reused only after a grace period in which every announced reader has left.
+enum class pinning_kind : std::uint8_t { frame_pins, epochs };
+
+inline const char* to_string(translation_kind t) {
+  return t == translation_kind::base ? "base" : "two_level";
+}
+inline const char* to_string(pinning_kind p) {
+  return p == pinning_kind::frame_pins ? "frame_pins" : "epochs";
+}
+
 struct cache_config {
   std::uint32_t line_bytes = 4096;             ///< power of two, 512 B .. 64 KiB
   std::uint64_t capacity_bytes = 64ull << 20;  ///< lines = capacity / line_bytes
@@ -23,6 +43,13 @@ struct cache_config {
   std::uint64_t victim_timeout_ns = 30'000'000'000ull;  ///< give up finding a free line
   std::uint32_t bounce_buffers = 0;  ///< read-through buffers (0: sized by the launch)
   std::uint32_t stat_shards = 256;
+  translation_kind translation = translation_kind::base;
+  pinning_kind pinning = pinning_kind::frame_pins;  ///< for coalesced pieces (two_level)
+  /// Large frame: a power of two of lines; halved until the frame pool holds at least 8.
+  std::uint64_t frame_bytes = 2ull << 20;
+  std::uint32_t frame_percent = 50;  ///< share of the lines carved into frames (two_level)
+  /// Epoch reader slots (epochs): 0 picks 4096 on the CPU, every resident thread on a GPU.
+  std::uint32_t epoch_slots = 0;
 };
 
 }  // namespace bam

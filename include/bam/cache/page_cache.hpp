@@ -22,6 +22,7 @@
 #include <bam/cache/cache_config.hpp>
 #include <bam/cache/error_record.hpp>
 #include <bam/cache/line_state.hpp>
+#include <bam/cache/mosaic/frame_pool.hpp>
 #include <bam/cache/stats.hpp>
 #include <bam/nvme/status.hpp>
 #include <bam/platform/config.hpp>
@@ -41,6 +42,10 @@ struct array_slot {
   stats_ref stats;
   error_record* errors = nullptr;
   std::uint32_t writable = 0;
+  /// Declared dense on a two_level cache: one large entry per frame-sized piece
+  /// (cache/mosaic/dense_cache.hpp); page_table is then unused. Null: base pages.
+  std::uint64_t* large_table = nullptr;
+  std::uint32_t tenant = 0;  ///< frame owner id of a dense array (never reused by the cache)
 };
 static_assert(std::is_trivially_copyable_v<array_slot>);
 
@@ -96,6 +101,16 @@ class page_cache_ref {
   [[nodiscard]] BAM_HD std::uint32_t line_shift() const { return line_shift_; }
   [[nodiscard]] BAM_HD std::uint32_t lines() const { return lines_; }
   [[nodiscard]] BAM_HD std::uint64_t line_state(std::uint32_t line) const;
+  /// The frame pool of a two_level cache (frames == 0 otherwise): lines [0, frame_lines) are
+  /// frames, and the base CLOCK searches only the lines after them.
+  [[nodiscard]] BAM_HD const cache::mosaic::frame_pool_view& frames() const { return frames_; }
+  [[nodiscard]] BAM_HD std::uint64_t victim_timeout_ns() const { return victim_timeout_ns_; }
+  [[nodiscard]] BAM_HD std::uint32_t slot_count() const { return slot_count_; }
+  [[nodiscard]] BAM_HD const array_slot* slot_at(std::uint32_t i) const { return &slots_[i]; }
+
+  /// Reads or writes page `page` of `a` into or from `line` (one command); counts it.
+  BAM_HD io_status line_io(nvme::io_opcode op, const array_slot& a, std::uint64_t page,
+                           std::uint32_t line, std::uint32_t hint, io_where& where) const;
 
   /// Set up by the owner.
   struct memory {
@@ -111,6 +126,7 @@ class page_cache_ref {
     std::uint32_t bounce_bytes;
     array_slot* slots;
     std::uint32_t slot_count;
+    cache::mosaic::frame_pool_view frames;  ///< two_level only
   };
   page_cache_ref() = default;
   BAM_HD page_cache_ref(const memory& m, const cache_config& c, std::uint32_t lines);
@@ -122,8 +138,6 @@ class page_cache_ref {
                            std::uint64_t deadline_ns) const;
   BAM_HD io_status evict(std::uint32_t line, std::uint64_t old_state,
                          const array_slot& for_array) const;
-  BAM_HD io_status line_io(nvme::io_opcode op, const array_slot& a, std::uint64_t page,
-                           std::uint32_t line, std::uint32_t hint, io_where& where) const;
   BAM_HD const array_slot* slot_of_tag(std::uint64_t tag) const;
   BAM_HD std::uint64_t set_state(std::uint32_t line, std::uint64_t keep_mask, std::uint64_t bits,
                                  std::uint32_t add_pins) const;
@@ -136,6 +150,7 @@ class page_cache_ref {
   std::uint8_t* bounce_ = nullptr;
   std::uint32_t* bounce_busy_ = nullptr;
   array_slot* slots_ = nullptr;
+  cache::mosaic::frame_pool_view frames_;
   std::uint64_t victim_timeout_ns_ = 0;
   std::uint32_t prp_per_line_ = 0;
   std::uint32_t bounce_count_ = 0;

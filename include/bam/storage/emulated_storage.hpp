@@ -51,6 +51,11 @@ struct gpu_controller_options {
   std::uint64_t watch_period_ns = 10'000'000;  ///< how often warps report ages to the watchdog
   std::uint64_t stop_poll_ns = 100'000;        ///< how often warps look at the stop flag
   std::uint64_t flush_timeout_ns = 60'000'000'000ull;  ///< FLUSH write-back deadline
+  /// Benchmarks only (null: off). GPU memory of 2 x queues x depth words: the kernel stores
+  /// the %globaltimer of each command's fetch at [2 * (q * depth + command id)] and of its
+  /// completion post at the word after (q: device-major queue index), so a submitter can split
+  /// its round trip into stages.
+  std::uint64_t* trace = nullptr;
 };
 
 struct storage_config {

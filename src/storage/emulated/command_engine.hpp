@@ -36,6 +36,10 @@ struct namespace_view {
   std::uint64_t capacity_blocks = 0;
   std::uint32_t max_transfer_bytes = 1u << 20;
   std::uint32_t page_bytes = 4096;
+  /// A host controller serving GPU kernels (placement host_thread) copies with this, since the
+  /// PRP addresses may be GPU memory that a plain memcpy cannot reach; null: memcpy. `src` null
+  /// means zeroes. Host-only.
+  void (*host_copy)(void* dst, const void* src, std::uint64_t bytes) = nullptr;
 
   /// The image byte of device byte `b`, and how many bytes from there stay contiguous.
   BAM_HD std::uint64_t image_byte(std::uint64_t b, std::uint64_t& contiguous) const {
@@ -103,10 +107,25 @@ BAM_HD inline void move_bytes(const namespace_view& ns, std::uint64_t device_byt
                                  : ns.image_bytes - at < n ? ns.image_bytes - at
                                                            : n;
     if constexpr (ToMemory) {
-      if (inside) std::memcpy(memory, ns.image + at, inside);
-      if (inside < n) std::memset(memory + inside, 0, n - inside);
+#if !BAM_DEVICE_PASS
+      if (ns.host_copy != nullptr) {
+        if (inside) ns.host_copy(memory, ns.image + at, inside);
+        if (inside < n) ns.host_copy(memory + inside, nullptr, n - inside);
+      } else
+#endif
+      {
+        if (inside) std::memcpy(memory, ns.image + at, inside);
+        if (inside < n) std::memset(memory + inside, 0, n - inside);
+      }
     } else if (inside) {
-      std::memcpy(ns.image + at, memory, inside);
+#if !BAM_DEVICE_PASS
+      if (ns.host_copy != nullptr) {
+        ns.host_copy(ns.image + at, memory, inside);
+      } else
+#endif
+      {
+        std::memcpy(ns.image + at, memory, inside);
+      }
       if (ns.dirty) {
         for (std::uint64_t chunk = at >> ns.chunk_shift;
              chunk <= (at + inside - 1) >> ns.chunk_shift; ++chunk) {
@@ -130,7 +149,17 @@ BAM_HD inline std::uint16_t transfer(const nvme::submission_entry& c, const name
   std::uint64_t device_byte = c.slba() * ns.block_bytes;
   const nvme::generic_status s = nvme::walk_prps(
       c.prp1, c.prp2, bytes, ns.page_bytes,
-      [](std::uint64_t dma) { return *reinterpret_cast<const std::uint64_t*>(dma); },
+      [&ns](std::uint64_t dma) {
+        std::uint64_t entry = 0;
+#if !BAM_DEVICE_PASS
+        if (ns.host_copy != nullptr) {  // the list may be in GPU memory
+          ns.host_copy(&entry, reinterpret_cast<const void*>(dma), sizeof entry);
+          return entry;
+        }
+#endif
+        entry = *reinterpret_cast<const std::uint64_t*>(dma);
+        return entry;
+      },
       [&](std::uint64_t dma, std::uint64_t len) {
         auto* memory = reinterpret_cast<std::uint8_t*>(dma);
         if (is_read) {

@@ -336,7 +336,7 @@ __device__ void move_data(const controller_params& p, const namespace_view& ns, 
 /// Posts the completions of the taken records. `position` is this lane's place after the CQ
 /// tail. Warp-collective (the barrier).
 __device__ void post(const queue_slot& s, const queue_cursor& c, bool take,
-                     const pending_command& r, std::uint32_t position) {
+                     const pending_command& r, std::uint32_t position, std::uint64_t* trace) {
   // Every lane's data stores (the warp copied each command together) come before any lane's
   // fence below.
   __syncwarp();
@@ -345,6 +345,11 @@ __device__ void post(const queue_slot& s, const queue_cursor& c, bool take,
   const std::uint32_t slot = at % s.depth;
   const bool phase = (c.phase != 0) != (at >= s.depth);
   nvme::completion_entry& e = s.cq[slot];
+  if (trace != nullptr && r.cid < s.depth) {
+    // relaxed: a benchmark's timestamp, published by the release of dword 3 below.
+    atomic_ref<std::uint64_t>(trace[2 * (std::uint64_t{s.index} * s.depth + r.cid) + 1])
+        .store(now_ns(), order::relaxed);
+  }
   // The command's data (written by this warp's lanes, ordered by the barrier above) before the
   // entry, for readers anywhere in the system (a CPU drainer reads host memory).
   device_fence<scope::system>();
@@ -529,6 +534,12 @@ __device__ __noinline__ bool fetch(const controller_params& p, const queue_slot&
     r.status = status;
     r.opcode = e.opcode;
     store_record(records + c.active + warp::popcount(keep_mask & lanes_below()), r);
+    if (p.trace != nullptr && r.cid < s.depth) {
+      // relaxed: a benchmark's timestamp; the submitter reads it after its wait, whose
+      // acquire chain (completion, mailbox) follows this store.
+      atomic_ref<std::uint64_t>(p.trace[2 * (std::uint64_t{s.index} * s.depth + r.cid)])
+          .store(now_abs, order::relaxed);
+    }
   }
   const unsigned drop_mask = warp::ballot(all_lanes, dropped);
   if (drop_mask != 0 && c.dropped_since == 0) {
@@ -595,7 +606,7 @@ __device__ __noinline__ bool complete(const controller_params& p, const queue_sl
     const unsigned take_mask = warp::ballot(all_lanes, take);
     if (take_mask != 0) {
       move_data(p, d.ns, take, r);
-      post(s, c, take, r, posted + warp::popcount(take_mask & lanes_below()));
+      post(s, c, take, r, posted + warp::popcount(take_mask & lanes_below()), p.trace);
       posted += warp::popcount(take_mask);
       const bool ok = take && r.status == 0;
       const std::uint64_t b = std::uint64_t{r.blocks} * d.ns.block_bytes;

@@ -134,6 +134,7 @@ struct controller_params {
   std::uint32_t* check_in;      ///< mapped, per block: the epoch once the block runs
   std::uint32_t* check_out;     ///< mapped, per block: the epoch once the block ended
   watch_record* watch;          ///< mapped, per queue
+  std::uint64_t* trace;         ///< null, or per (queue, command id): fetch and post times
   flush_mode flushes;
   std::uint32_t queue_count;
   std::uint32_t warps;  ///< warps in the grid (queues are dealt round robin)

@@ -257,6 +257,7 @@ gpu_controller::gpu_controller(gpu_runtime& rt, std::vector<controller_device> d
   p.check_in = m.h_check_in.as<std::uint32_t>();
   p.check_out = m.h_check_out.as<std::uint32_t>();
   p.watch = m.h_watch.as<watch_record>();
+  p.trace = options.trace;
   p.flushes = mode;
   p.queue_count = queue_count;
   p.warps = m.grid * warps_per_block;

@@ -35,6 +35,7 @@ BAM_HD inline page_cache_ref::page_cache_ref(const memory& m, const cache_config
       bounce_(m.bounce),
       bounce_busy_(m.bounce_busy),
       slots_(m.slots),
+      frames_(m.frames),
       victim_timeout_ns_(c.victim_timeout_ns),
       prp_per_line_(m.prp_per_line),
       bounce_count_(m.bounce_count),
@@ -139,7 +140,9 @@ BAM_HD inline bool page_cache_ref::claim_victim(std::uint32_t& line, std::uint64
     // lines wait further on), then CLOCK's first unreferenced line.
     for (std::uint32_t pass = 0; pass < 2; ++pass) {
       for (std::uint32_t i = 0; i < clock_chunk_; ++i) {
-        const auto l = static_cast<std::uint32_t>((base + i) % lines_);
+        // A two_level cache's frames hold the first frame_lines lines; the base pool is the rest.
+        const std::uint64_t first = frames_.geometry.frame_lines;
+        const auto l = static_cast<std::uint32_t>(first + (base + i) % (lines_ - first));
         atomic_ref<std::uint64_t> st(state_[l]);
         std::uint64_t s = st.load(order::relaxed);  // relaxed: a candidate check; the CAS orders
         if ((s & line_bits::busy) || line_pins(s) != 0) continue;

@@ -1,0 +1,171 @@
+// `bam bench translation --side gpu`: the fixture in HBM, one resident wave of a gather
+// kernel per timed run, timed with CUDA events. No controller runs: every page is resident
+// before timing, so the hit path is all that is measured (DESIGN 11's traps do not apply).
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include <bam/cuda_check.hpp>
+#include <bam/error.hpp>
+#include <bam/platform/launch.cuh>
+#include <bam/platform/reader_slot.hpp>
+#include <bam/runtime/gpu_info.hpp>
+#include <bam/runtime/resources.hpp>
+
+#include "translation_runner.hpp"
+
+namespace bam::bench::translation {
+
+namespace {
+
+constexpr std::uint32_t block_threads = 256;
+
+/// Writes reader_slot_bound() (from %nsmid and %nwarpid) for the epoch slot count.
+struct slot_bound {
+  std::uint32_t* out;
+  BAM_DEVICE void operator()(thread_index t) const {
+    if (t.id == 0) *out = reader_slot_bound();
+  }
+};
+
+class event {
+ public:
+  event() { BAM_CUDA_CHECK(cudaEventCreate(&e_)); }
+  ~event() { cudaEventDestroy(e_); }
+  event(const event&) = delete;
+  event& operator=(const event&) = delete;
+  [[nodiscard]] cudaEvent_t get() const { return e_; }
+
+ private:
+  cudaEvent_t e_ = nullptr;
+};
+
+template <class Kernel>
+std::uint32_t resident_grid(const cudaDeviceProp& prop) {
+  int per_sm = 0;
+  BAM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_function<Kernel>(),
+                                                               block_threads, 0));
+  return static_cast<std::uint32_t>(std::max(per_sm, 1) * prop.multiProcessorCount);
+}
+
+class gpu_runner final : public runner {
+ public:
+  explicit gpu_runner(const translation_bench_options&)
+      : stream_(owned_stream::create_non_blocking()) {
+    int device = 0;
+    BAM_CUDA_CHECK(cudaGetDevice(&device));
+    BAM_CUDA_CHECK(cudaGetDeviceProperties(&prop_, device));
+    grids_[0] = resident_grid<gather_kernel<scheme::bam>>(prop_);
+    grids_[1] = resident_grid<gather_kernel<scheme::lean>>(prop_);
+    grids_[2] = resident_grid<gather_kernel<scheme::two_level_pins>>(prop_);
+    grids_[3] = resident_grid<gather_kernel<scheme::two_level_epochs>>(prop_);
+    grids_[4] = resident_grid<gather_kernel<scheme::large_only>>(prop_);
+    grids_[5] = resident_grid<gather_kernel<scheme::ideal>>(prop_);
+    max_grid_ = *std::max_element(std::begin(grids_), std::end(grids_));
+    sink_ = device_memory(std::uint64_t{max_grid_} * block_threads * 8);
+    wrong_ = device_memory(8);
+    device_memory bound(4);
+    launch(stream_.get(), 1, 32, slot_bound{bound.as<std::uint32_t>()});
+    BAM_CUDA_CHECK(
+        cudaMemcpyAsync(&epoch_slots_, bound.data(), 4, cudaMemcpyDeviceToHost, stream_.get()));
+    BAM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  }
+
+  void prepare(const shape& s) override {
+    blocks_.clear();
+    f_ = build_fixture(
+        s, epoch_slots_,
+        [&](std::uint64_t bytes) {
+          blocks_.emplace_back(std::max<std::uint64_t>(bytes, 8));
+          zero_async(blocks_.back().data(), blocks_.back().bytes(), stream_.get());
+          return blocks_.back().data();
+        },
+        [&](auto kernel) {
+          launch(stream_.get(), static_cast<std::uint32_t>(prop_.multiProcessorCount) * 4,
+                 block_threads, kernel);
+        });
+    BAM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  }
+
+  double time(scheme sc, std::uint64_t gathers, std::uint32_t bytes, std::uint32_t seed) override {
+    zero_async(wrong_.data(), 8, stream_.get());
+    BAM_CUDA_CHECK(cudaEventRecord(begin_.get(), stream_.get()));
+    switch (sc) {
+      case scheme::bam:
+        go<scheme::bam>(0, gathers, bytes, seed);
+        break;
+      case scheme::lean:
+        go<scheme::lean>(1, gathers, bytes, seed);
+        break;
+      case scheme::two_level_pins:
+        go<scheme::two_level_pins>(2, gathers, bytes, seed);
+        break;
+      case scheme::two_level_epochs:
+        go<scheme::two_level_epochs>(3, gathers, bytes, seed);
+        break;
+      case scheme::large_only:
+        go<scheme::large_only>(4, gathers, bytes, seed);
+        break;
+      case scheme::ideal:
+        go<scheme::ideal>(5, gathers, bytes, seed);
+        break;
+    }
+    BAM_CUDA_CHECK(cudaEventRecord(end_.get(), stream_.get()));
+    std::uint64_t wrong = 0;
+    BAM_CUDA_CHECK(
+        cudaMemcpyAsync(&wrong, wrong_.data(), 8, cudaMemcpyDeviceToHost, stream_.get()));
+    // Bounded by the kernel: every gather is a hit (no waits), so it ends.
+    BAM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    float ms = 0;
+    BAM_CUDA_CHECK(cudaEventElapsedTime(&ms, begin_.get(), end_.get()));
+    if (wrong != 0) {
+      throw error(std::string("bench translation: ") + to_string(sc) + " read " +
+                  std::to_string(wrong) + " wrong gathers");
+    }
+    return ms / 1e3;
+  }
+
+  [[nodiscard]] std::string device() const override {
+    return gpu_description() + ", " + std::to_string(epoch_slots_) + " epoch slots";
+  }
+  [[nodiscard]] std::uint64_t l2_bytes() const override {
+    return static_cast<std::uint64_t>(prop_.l2CacheSize);
+  }
+  [[nodiscard]] std::uint64_t threads() const override {
+    return std::uint64_t{max_grid_} * block_threads;
+  }
+
+ private:
+  template <scheme S>
+  void go(int index, std::uint64_t gathers, std::uint32_t bytes, std::uint32_t seed) {
+    launch(stream_.get(), grids_[index], block_threads,
+           gather_kernel<S>{f_, gathers, bytes, seed, sink_.as<std::uint64_t>(),
+                            wrong_.as<std::uint64_t>()});
+  }
+
+  owned_stream stream_;
+  cudaDeviceProp prop_{};
+  std::uint32_t grids_[6] = {};
+  std::uint32_t max_grid_ = 0;
+  std::uint32_t epoch_slots_ = 0;
+  device_memory sink_, wrong_;
+  std::vector<device_memory> blocks_;
+  fixture f_;
+  event begin_, end_;
+};
+
+}  // namespace
+
+bool gpu_runner_available() { return gpu_available(); }
+
+std::unique_ptr<runner> make_gpu_runner(const translation_bench_options& o) {
+  if (!gpu_available()) {
+    throw input_error("bam bench translation --side gpu needs a GPU: " + gpu_unavailable_reason());
+  }
+  return std::make_unique<gpu_runner>(o);
+}
+
+}  // namespace bam::bench::translation

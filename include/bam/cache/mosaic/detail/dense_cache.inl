@@ -1,0 +1,484 @@
+#pragma once
+// Definitions for dense_cache.hpp. Each memory order says what it publishes or waits for.
+
+#include <bam/cache/line_state.hpp>
+#include <bam/platform/agent.hpp>
+#include <bam/platform/atomic.hpp>
+#include <bam/platform/backoff.hpp>
+#include <bam/platform/clock.hpp>
+#include <bam/platform/warp.hpp>
+#include <bam/platform/warp_sync.hpp>
+#include <bam/storage/io.hpp>
+
+namespace bam::cache::mosaic {
+
+namespace detail {
+
+/// Applies `f` to a frame state word with a CAS loop (stray pin attempts add and undo pins
+/// on any frame). Returns the new value.
+template <class F>
+BAM_HD BAM_INLINE std::uint64_t update_frame(std::uint64_t& word, F f, order o) {
+  atomic_ref<std::uint64_t> s(word);
+  std::uint64_t cur = s.load(order::relaxed);  // relaxed: the CAS below orders
+  std::uint64_t next = f(cur);
+  while (!s.compare_exchange(cur, next, o)) next = f(cur);
+  return next;
+}
+
+/// A command that may still complete could write its buffer later.
+BAM_HD inline bool may_land_later(io_status s) {
+  return s.source() == status_source::timeout || s.source() == status_source::queue_halted;
+}
+
+}  // namespace detail
+
+BAM_HD inline std::uint64_t dense_cache_ref::give_up_at(const array_slot* a) const {
+  // A loader's wait is bounded by the queue's deadline, a reserver's by the victim search.
+  const std::uint64_t io = a ? a->set.queue(0, 0).timeout_ns() : cache_.victim_timeout_ns();
+  return now_ns() + 2 * cache_.victim_timeout_ns() + 2 * io;
+}
+
+BAM_HD inline void dense_cache_ref::mark_dirty(std::uint32_t line) const {
+  const std::uint32_t frame = line >> pool_.geometry.frame_shift;
+  const std::uint32_t slot = line & (pool_.geometry.lines_per_frame - 1u);
+  atomic_ref<std::uint64_t> d(pool_.word(pool_.dirty, frame, slot));
+  const std::uint64_t bit = frame_pool_view::bit(slot);
+  // relaxed: the bit (and the data written before it) are published by the release that
+  // ends our protection; reading first keeps a hot clean-to-dirty word from bouncing.
+  if (!(d.load(order::relaxed) & bit)) d.fetch_or(bit, order::relaxed);
+}
+
+BAM_HD inline acquire_result dense_cache_ref::acquire(const array_slot& a, std::uint64_t page,
+                                                      std::uint32_t hint,
+                                                      frame_guard& guard) const {
+  const std::uint64_t piece = piece_of(page);
+  const std::uint32_t slot = slot_of(page);
+  const std::uint64_t bit = frame_pool_view::bit(slot);
+  std::uint64_t& entry_word = a.large_table[piece];
+  const order slot_order = pinning_.slot_order();
+  backoff pause;
+  std::uint64_t give_up_ns = 0;
+  bool waited = false, loaded = false;
+  for (;;) {
+    const enter_result r = pinning_.enter(entry_word, 1, guard);
+    if (r == enter_result::no_reader_slot) {
+      const io_status s = io_status::host(status_source::invalid_request);
+      a.errors->record(error_kind::cache, s, 0, 0, 0, 0, page);
+      return {0, s, probe_kind::failed};
+    }
+    if (r == enter_result::protected_frame) {
+      const std::uint32_t frame = entry_frame(guard.entry);
+      const auto line = static_cast<std::uint32_t>(pool_.geometry.line_of(frame, slot));
+      atomic_ref<std::uint64_t> resident(pool_.word(pool_.resident, frame, slot));
+      // slot_order (acquire or seq_cst, pinning.hpp): the loader released the slot's data
+      // with the bit.
+      if (resident.load(slot_order) & bit) {
+        return {line,
+                {},
+                loaded   ? probe_kind::miss
+                : waited ? probe_kind::miss_wait
+                         : probe_kind::hit};
+      }
+      atomic_ref<std::uint64_t> busy(pool_.word(pool_.busy, frame, slot));
+      // seq_cst: a page dropper (epochs) sets busy then re-reads the entry, an evictor
+      // closes the entry then reads busy: one of us sees the other. Also acquire: the
+      // previous holder of the slot finished with it.
+      const std::uint64_t before = busy.fetch_or(bit, order::seq_cst);
+      if (before & bit) {
+        release(guard);  // a load or a drop is in progress: wait for it unprotected
+        waited = true;
+      } else if (resident.load(slot_order) & bit) {
+        // Loaded between our two looks: give the slot back and read it.
+        busy.fetch_and(~bit, order::release);  // release: nothing new; ends our hold
+        release(guard);
+        continue;
+      } else {
+        // The slot is ours. Leave the frame before the I/O: the busy bit keeps the frame
+        // from being emptied (eviction waits for busy bits) and the slot from other loads.
+        release(guard);
+        io_where where;
+        const io_status s = cache_.line_io(nvme::io_opcode::read, a, page, line, hint, where);
+        if (!s.ok()) {
+          a.errors->record(error_kind::read, s, where.device, where.queue, where.command_id,
+                           where.lba, page);
+          // A command that may still land keeps the slot busy for good (lost to the cache,
+          // and its frame with it) rather than let another page's data be overwritten.
+          // release: nothing is published; ends our hold.
+          if (!detail::may_land_later(s)) busy.fetch_and(~bit, order::release);
+          return {0, s, probe_kind::failed};
+        }
+        // release: the slot's data, read by the command, before the resident bit.
+        resident.fetch_or(bit, order::release);
+        // relaxed: statistics and a CLOCK hint.
+        atomic_ref<std::uint32_t>(pool_.resident_count[frame]).fetch_add(1u, order::relaxed);
+        atomic_ref<std::uint32_t>(pool_.referenced[frame]).store(1u, order::relaxed);
+        // release: ends our hold of the slot (an evictor's seq_cst drain acquires it).
+        busy.fetch_and(~bit, order::release);
+        loaded = true;
+        continue;  // read it under protection
+      }
+    } else if (r == enter_result::not_coalesced && guard.entry == entry_bits::empty) {
+      std::uint64_t expected = entry_bits::empty;
+      // acquire: an evictor wrote the piece's dirty pages back before it emptied the entry.
+      if (atomic_ref<std::uint64_t>(entry_word)
+              .compare_exchange(expected, entry_bits::closed, order::acquire)) {
+        io_status failure;
+        if (!reserve(a, piece, entry_word, failure)) return {0, failure, probe_kind::failed};
+        continue;
+      }
+      continue;  // someone else is reserving; look again
+    } else {
+      waited = true;  // CLOSED (reserving or evicting), or the frame changed under us
+    }
+    const std::uint64_t now = now_ns();
+    if (give_up_ns == 0) {
+      give_up_ns = give_up_at(&a);
+    } else if (now > give_up_ns) {
+      const io_status s = io_status::host(status_source::timeout);
+      a.errors->record(error_kind::cache, s, 0, 0, 0, 0, page);
+      return {0, s, probe_kind::failed};
+    }
+    pause.pause();
+  }
+}
+
+BAM_HD inline bool dense_cache_ref::reserve(const array_slot& a, std::uint64_t piece,
+                                            std::uint64_t& entry_word, io_status& failure) const {
+  atomic_ref<std::uint64_t> entry(entry_word);
+  std::uint32_t frame = 0;
+  if (!claim_frame(frame, now_ns() + cache_.victim_timeout_ns())) {
+    failure = io_status::host(status_source::cache_exhausted);
+    a.errors->record(error_kind::cache, failure, 0, 0, 0, 0, piece << pool_.geometry.frame_shift);
+    // release: nothing was reserved; a later accessor may try again.
+    entry.store(entry_bits::empty, order::release);
+    return false;
+  }
+  // The frame is HELD by us and empty: give it to this piece in a new generation.
+  atomic_ref<std::uint64_t> st(pool_.state[frame]);
+  const std::uint64_t s = st.load(order::relaxed);  // relaxed: only a holder changes the tag
+  const std::uint64_t e = make_entry(frame, a.tenant, frame_gen(s) + 1u);
+  // relaxed: published by the release that opens the frame; read by holders only.
+  atomic_ref<std::uint64_t>(pool_.owner[frame])
+      .store((std::uint64_t{a.tenant} << owner_tenant_shift) | piece, order::relaxed);
+  atomic_ref<std::uint32_t>(pool_.referenced[frame]).store(1u, order::relaxed);  // CLOCK hint
+  // release: the owner and the emptied bitmaps before the frame can be pinned OPEN.
+  detail::update_frame(
+      pool_.state[frame], [e](std::uint64_t cur) { return frame_opened(cur, e); }, order::release);
+  // release: the opened frame before the entry can be found coalesced.
+  entry.store(e, order::release);
+  return true;
+}
+
+BAM_HD inline bool dense_cache_ref::try_hold(std::uint32_t frame, std::uint64_t& s,
+                                             bool want_open) const {
+  if ((s & frame_bits::held) || frame_pins(s) != 0) return false;
+  if (want_open != ((s & frame_bits::open) != 0)) return false;
+  // acquire: the last readers' accesses (released by their unpins, or by their epoch exits
+  // once quiesced) and the loaders' published slots happen before we empty the frame.
+  return atomic_ref<std::uint64_t>(pool_.state[frame])
+      .compare_exchange(s, (s & ~frame_bits::open) | frame_bits::held, order::acquire);
+}
+
+BAM_HD inline void dense_cache_ref::reopen(std::uint32_t frame) const {
+  // release: what we did while holding (write-backs, cleared bits) before the next pin.
+  detail::update_frame(
+      pool_.state[frame],
+      [](std::uint64_t cur) { return (cur & ~frame_bits::held) | frame_bits::open; },
+      order::release);
+}
+
+BAM_HD inline bool dense_cache_ref::claim_frame(std::uint32_t& frame,
+                                                std::uint64_t deadline_ns) const {
+  const std::uint32_t frames = pool_.geometry.frames;
+  const std::uint32_t chunk = frames < 8 ? frames : 8;
+  atomic_ref<std::uint64_t> hand(*pool_.hand);
+  backoff pause;
+  for (;;) {
+    // relaxed: the hand only spreads the searches; the CAS in try_hold decides ownership.
+    const std::uint64_t base = hand.fetch_add(chunk, order::relaxed);
+    // Free frames first, then CLOCK's first unreferenced frame (as the base pool does).
+    for (std::uint32_t pass = 0; pass < 2; ++pass) {
+      for (std::uint32_t i = 0; i < chunk; ++i) {
+        const auto f = static_cast<std::uint32_t>((base + i) % frames);
+        // relaxed: a candidate check; the CAS orders.
+        std::uint64_t s = atomic_ref<std::uint64_t>(pool_.state[f]).load(order::relaxed);
+        if (pass == 0) {
+          if (try_hold(f, s, false)) {
+            frame = f;
+            return true;
+          }
+          continue;
+        }
+        atomic_ref<std::uint32_t> ref(pool_.referenced[f]);
+        if (ref.load(order::relaxed) != 0) {  // relaxed: a CLOCK hint
+          ref.store(0u, order::relaxed);      // second chance
+          continue;
+        }
+        if (try_hold(f, s, true)) {
+          if (empty_held(f, deadline_ns)) {
+            frame = f;
+            return true;
+          }
+        }
+      }
+    }
+    if (now_ns() > deadline_ns) return false;
+    pause.pause();
+  }
+}
+
+BAM_HD inline const array_slot* dense_cache_ref::tenant_slot(std::uint32_t tenant,
+                                                             std::uint64_t piece) const {
+  // Tenant ids are never reused while a frame may still name one (page_cache hands them out
+  // from a counter), so a frame of a detached array finds no slot.
+  const array_slot* s = nullptr;
+  for (std::uint32_t i = 0; i < cache_.slot_count(); ++i) {
+    const array_slot* c = cache_.slot_at(i);
+    if (c->tenant == tenant && c->large_table != nullptr && c->pages != 0) s = c;
+  }
+  if (s == nullptr || tenant == 0) return nullptr;
+  const std::uint64_t pieces =
+      (s->pages + pool_.geometry.lines_per_frame - 1u) >> pool_.geometry.frame_shift;
+  return piece < pieces ? s : nullptr;  // a detached array has no pages
+}
+
+BAM_HD inline bool dense_cache_ref::wait_not_busy(std::uint32_t frame,
+                                                  std::uint64_t deadline_ns) const {
+  backoff pause;
+  for (std::uint32_t w = 0; w < pool_.geometry.words_per_frame; ++w) {
+    atomic_ref<std::uint64_t> busy(
+        pool_.busy[std::uint64_t{frame} * pool_.geometry.words_per_frame + w]);
+    // seq_cst: pairs with the busy fetch_or of loaders and droppers (see acquire); acquire:
+    // their slot work before we touch the slots.
+    while (busy.load(order::seq_cst) != 0) {
+      if (now_ns() > deadline_ns) return false;
+      pause.pause();
+    }
+  }
+  return true;
+}
+
+BAM_HD inline bool dense_cache_ref::write_back_dirty(const array_slot& owner, std::uint64_t piece,
+                                                     std::uint32_t frame) const {
+  const frame_geometry& g = pool_.geometry;
+  for (std::uint32_t w = 0; w < g.words_per_frame; ++w) {
+    atomic_ref<std::uint64_t> dirty(pool_.dirty[std::uint64_t{frame} * g.words_per_frame + w]);
+    std::uint64_t bits = dirty.load(order::relaxed);  // relaxed: the hold ordered the writers
+    for (std::uint32_t b = 0; b < 64 && bits != 0; ++b) {
+      if (!((bits >> b) & 1u)) continue;
+      bits &= ~(std::uint64_t{1} << b);
+      const std::uint32_t slot = w * 64u + b;
+      const std::uint64_t page = (piece << g.frame_shift) + slot;
+      io_where where;
+      const io_status s =
+          cache_.line_io(nvme::io_opcode::write, owner, page,
+                         static_cast<std::uint32_t>(g.line_of(frame, slot)), frame, where);
+      if (!s.ok()) {
+        owner.errors->record(error_kind::write_back, s, where.device, where.queue, where.command_id,
+                             where.lba, page);
+        return false;  // the page stays dirty and resident
+      }
+      dirty.fetch_and(~(std::uint64_t{1} << b), order::relaxed);  // relaxed: we hold the frame
+    }
+  }
+  return true;
+}
+
+BAM_HD inline void dense_cache_ref::reset_bits(std::uint32_t frame) const {
+  const std::uint64_t first = std::uint64_t{frame} * pool_.geometry.words_per_frame;
+  for (std::uint32_t w = 0; w < pool_.geometry.words_per_frame; ++w) {
+    // relaxed: we hold the frame; the release that reopens or reserves it publishes these.
+    atomic_ref<std::uint64_t>(pool_.resident[first + w]).store(0u, order::relaxed);
+    atomic_ref<std::uint64_t>(pool_.dirty[first + w]).store(0u, order::relaxed);
+  }
+  atomic_ref<std::uint32_t>(pool_.resident_count[frame]).store(0u, order::relaxed);
+}
+
+BAM_HD inline bool dense_cache_ref::empty_held(std::uint32_t frame,
+                                               std::uint64_t deadline_ns) const {
+  // relaxed: the owner was stored by the reserver before the release that opened the frame,
+  // which our acquiring hold read.
+  const std::uint64_t own = atomic_ref<std::uint64_t>(pool_.owner[frame]).load(order::relaxed);
+  const auto tenant = static_cast<std::uint32_t>(own >> owner_tenant_shift);
+  const std::uint64_t piece = own & ((std::uint64_t{1} << owner_tenant_shift) - 1u);
+  const array_slot* owner = tenant_slot(tenant, piece);
+  if (owner == nullptr) {  // its array is gone: nothing to close or write back
+    reset_bits(frame);
+    return true;
+  }
+  atomic_ref<std::uint64_t> entry(owner->large_table[piece]);
+  // seq_cst: the close precedes the grace period's epoch increment and our busy drain
+  // (epochs.hpp, and the dropper's busy/entry pair).
+  const std::uint64_t old = entry.exchange(entry_bits::closed, order::seq_cst);
+  bool ok = pinning_.quiesce(deadline_ns) && wait_not_busy(frame, deadline_ns) &&
+            write_back_dirty(*owner, piece, frame);
+  if (!ok) {
+    // The frame keeps its piece: reopen it and publish the entry again.
+    reopen(frame);
+    entry.store(old, order::release);  // release: the reopened frame before the entry
+    return false;
+  }
+  reset_bits(frame);
+  owner->stats.add(&cache_stats::evictions, 1);
+  // release: the write-back finished before the piece can be reserved and loaded again.
+  entry.store(entry_bits::empty, order::release);
+  return true;
+}
+
+BAM_HD inline bool dense_cache_ref::drop_frame(std::uint32_t frame) const {
+  // relaxed: a candidate check; the CAS orders.
+  std::uint64_t s = atomic_ref<std::uint64_t>(pool_.state[frame]).load(order::relaxed);
+  if (!try_hold(frame, s, true)) return false;
+  if (!empty_held(frame, give_up_at(nullptr))) return false;
+  // release: the emptied frame before the next reserver's acquiring hold.
+  detail::update_frame(
+      pool_.state[frame], [](std::uint64_t cur) { return cur & ~frame_bits::held; },
+      order::release);
+  return true;
+}
+
+BAM_HD inline bool dense_cache_ref::drop_page(const array_slot& a, std::uint64_t page) const {
+  const std::uint32_t slot = slot_of(page);
+  const std::uint64_t bit = frame_pool_view::bit(slot);
+  atomic_ref<std::uint64_t> entry(a.large_table[piece_of(page)]);
+  const std::uint64_t e = entry.load(order::seq_cst);  // seq_cst: see the busy pairing below
+  if (!entry_coalesced(e)) return false;
+  const std::uint32_t frame = entry_frame(e);
+  const auto line = static_cast<std::uint32_t>(pool_.geometry.line_of(frame, slot));
+  atomic_ref<std::uint64_t> resident(pool_.word(pool_.resident, frame, slot));
+  atomic_ref<std::uint64_t> dirty(pool_.word(pool_.dirty, frame, slot));
+  if (pool_.pinning == pinning_kind::frame_pins) {
+    // Pinned readers' resident loads are only acquire: take the whole frame (no pins) while
+    // the page leaves; readers back off meanwhile.
+    std::uint64_t s = atomic_ref<std::uint64_t>(pool_.state[frame]).load(order::relaxed);
+    if (!frame_pin_usable(s, e) || !try_hold(frame, s, true)) return false;
+    bool dropped = false;
+    // seq_cst: as in wait_not_busy; a busy slot is being loaded (or lost to a late command).
+    const bool busy =
+        (atomic_ref<std::uint64_t>(pool_.word(pool_.busy, frame, slot)).load(order::seq_cst) &
+         bit) != 0;
+    if (!busy && (resident.load(order::relaxed) & bit)) {
+      dropped = !(dirty.load(order::relaxed) & bit) || write_back_dirty(a, piece_of(page), frame);
+      if (dropped) {
+        resident.fetch_and(~bit, order::relaxed);  // relaxed: published by reopen
+        atomic_ref<std::uint32_t>(pool_.resident_count[frame]).fetch_sub(1u, order::relaxed);
+      }
+    }
+    reopen(frame);
+    return dropped;
+  }
+  // Epochs: readers do not look at the frame word. Own the slot (busy), check that the frame
+  // still serves this piece, clear the bit, and let a grace period pass before writing back.
+  atomic_ref<std::uint64_t> busy(pool_.word(pool_.busy, frame, slot));
+  // seq_cst: with the entry re-check below, pairs with an evictor's close-then-drain.
+  if (busy.fetch_or(bit, order::seq_cst) & bit) return false;
+  bool dropped = false;
+  if (entry.load(order::seq_cst) == e && (resident.load(order::seq_cst) & bit)) {
+    // seq_cst: readers that see the bit set precede the grace period (epochs.hpp).
+    resident.fetch_and(~bit, order::seq_cst);
+    if (pinning_.quiesce(give_up_at(&a))) {
+      dropped = true;
+      // acquire: writers' dirty bits, released by their epoch exits, were read by the scan.
+      if (dirty.load(order::acquire) & bit) {
+        io_where where;
+        const io_status s = cache_.line_io(nvme::io_opcode::write, a, page, line, frame, where);
+        if (s.ok()) {
+          dirty.fetch_and(~bit, order::relaxed);  // relaxed: the busy release below publishes
+        } else {
+          a.errors->record(error_kind::write_back, s, where.device, where.queue, where.command_id,
+                           where.lba, page);
+          dropped = false;
+        }
+      }
+    }
+    if (dropped) {
+      atomic_ref<std::uint32_t>(pool_.resident_count[frame]).fetch_sub(1u, order::relaxed);
+    } else {
+      resident.fetch_or(bit, order::release);  // release: the page is back as it was
+    }
+  }
+  busy.fetch_and(~bit, order::release);  // release: ends our hold of the slot
+  return dropped;
+}
+
+BAM_HD inline io_status dense_cache_ref::flush_frame(const array_slot& a,
+                                                     std::uint32_t frame) const {
+  backoff pause;
+  const std::uint64_t give_up_ns = give_up_at(&a);
+  for (;;) {
+    // relaxed: a candidate check; the hold's CAS orders.
+    std::uint64_t s = atomic_ref<std::uint64_t>(pool_.state[frame]).load(order::relaxed);
+    if (!(s & (frame_bits::open | frame_bits::held))) return {};          // free
+    if ((frame_tag(s) & entry_bits::tenant_mask) != a.tenant) return {};  // another array's
+    if (try_hold(frame, s, true)) break;
+    if (now_ns() > give_up_ns) return io_status::host(status_source::timeout);
+    pause.pause();
+  }
+  const std::uint64_t own = atomic_ref<std::uint64_t>(pool_.owner[frame]).load(order::relaxed);
+  const std::uint64_t piece = own & ((std::uint64_t{1} << owner_tenant_shift) - 1u);
+  const bool ok = wait_not_busy(frame, give_up_ns) && write_back_dirty(a, piece, frame);
+  reopen(frame);
+  return ok ? io_status{} : io_status::host(status_source::timeout);
+}
+
+template <class Op>
+BAM_HD io_status dense_cache_ref::access(const array_slot& a, std::uint64_t page,
+                                         std::uint64_t within, std::uint32_t bytes,
+                                         bool warp_groups, bool dirty, Op&& op) const {
+  // Arrays count; a caller without statistics (the translation benchmark) passes none.
+  const bool counted = a.stats.shards != nullptr;
+  auto count = [&](std::uint64_t cache_stats::*member) {
+    if (counted) a.stats.add(member, 1);
+  };
+  count(&cache_stats::accesses);
+  if (counted) a.stats.add(&cache_stats::bytes_requested, bytes);
+  const std::uint32_t slot = slot_of(page);
+  bool served = false;
+  if (warp_groups) {
+    // Lanes touching one piece share one protection: the leader enters for the group, every
+    // lane whose slot is resident reads, the group meets, the leader leaves.
+    std::uint64_t& entry_word = a.large_table[piece_of(page)];
+    const std::uint32_t peers =
+        warp::match_any(warp::active_mask(),
+                        static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&entry_word)));
+    const unsigned leader = warp::lowest_lane(peers);
+    frame_guard g;
+    std::uint64_t held = 0;
+    if (warp::lane() == leader) {
+      if (pinning_.enter(entry_word, warp::popcount(peers), g) == enter_result::protected_frame) {
+        held = g.entry;
+      }
+    }
+    held = warp::shfl(peers, held, leader);
+    if (entry_coalesced(held)) {
+      const std::uint32_t frame = entry_frame(held);
+      // slot_order: the loader released the slot's data with the bit.
+      if (atomic_ref<std::uint64_t>(pool_.word(pool_.resident, frame, slot))
+              .load(pinning_.slot_order()) &
+          frame_pool_view::bit(slot)) {
+        const auto line = static_cast<std::uint32_t>(pool_.geometry.line_of(frame, slot));
+        op(cache_.line_data(line) + within);
+        if (dirty) mark_dirty(line);
+        served = true;
+        count(warp::lane() == leader ? &cache_stats::hits : &cache_stats::coalesced);
+      }
+    }
+    warp::sync(peers);  // every lane's use of the frame before the leader's release
+    if (warp::lane() == leader && entry_coalesced(held)) pinning_.leave(g);
+  }
+  if (served) return {};
+  frame_guard g;
+  const acquire_result r = acquire(a, page, agent_index(), g);
+  count(r.kind == probe_kind::hit ? &cache_stats::hits : &cache_stats::misses);
+  if (r.kind == probe_kind::miss_wait) count(&cache_stats::miss_waits);
+  if (!r.status.ok()) {
+    count(&cache_stats::errors);
+    return r.status;
+  }
+  op(cache_.line_data(r.line) + within);
+  if (dirty) mark_dirty(r.line);
+  release(g);
+  return {};
+}
+
+}  // namespace bam::cache::mosaic

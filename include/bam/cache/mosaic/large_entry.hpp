@@ -1,0 +1,102 @@
+#pragma once
+/// @file
+/// The packed words of Mosaic's two-level translation (docs/mosaic.md).
+///
+/// Large entry (64 bits), one per frame-sized piece of an array declared dense:
+///
+///     63         62        61          40 39       24 23       0
+///     | COALESCED | CLOSED | generation   | tenant    | frame    |
+///
+/// 0: the piece holds no frame. CLOSED alone: a thread is reserving a frame for the piece, or
+/// evicting the piece's frame; readers wait for it to change. COALESCED: base page j of the
+/// piece lives in slot j of `frame`, reserved for `tenant` (array slot + 1) in `generation`.
+///
+/// Frame state (64 bits), one per frame:
+///
+///     63                26 25    24    23       0
+///     | tag (gen, tenant) | HELD | OPEN | pins    |
+///
+/// OPEN: the frame serves the piece whose entry names its tag; readers may use it. HELD: one
+/// thread owns the frame exclusively (reserving, evicting, writing back); a frame neither
+/// OPEN nor HELD is free. pins: frame pins (pinning_kind::frame_pins); a pin attempt is a
+/// fetch_add undone when the returned word is not OPEN or carries another tag, so every change
+/// of a frame's flags is a CAS that keeps the pin bits.
+
+#include <cstdint>
+
+#include <bam/platform/config.hpp>
+
+namespace bam::cache::mosaic {
+
+namespace entry_bits {
+inline constexpr std::uint64_t frame_mask = (1ull << 24) - 1;
+inline constexpr unsigned tenant_shift = 24;
+inline constexpr std::uint64_t tenant_mask = (1ull << 16) - 1;
+inline constexpr unsigned gen_shift = 40;
+inline constexpr std::uint64_t gen_mask = (1ull << 22) - 1;
+inline constexpr std::uint64_t closed = 1ull << 62;
+inline constexpr std::uint64_t coalesced = 1ull << 63;
+inline constexpr std::uint64_t empty = 0;
+inline constexpr std::uint64_t max_frames = frame_mask + 1;
+}  // namespace entry_bits
+
+BAM_HD constexpr std::uint64_t make_entry(std::uint32_t frame, std::uint32_t tenant,
+                                          std::uint32_t gen) {
+  return entry_bits::coalesced |
+         ((std::uint64_t{gen} & entry_bits::gen_mask) << entry_bits::gen_shift) |
+         ((std::uint64_t{tenant} & entry_bits::tenant_mask) << entry_bits::tenant_shift) |
+         (std::uint64_t{frame} & entry_bits::frame_mask);
+}
+BAM_HD constexpr bool entry_coalesced(std::uint64_t e) { return (e & entry_bits::coalesced) != 0; }
+BAM_HD constexpr std::uint32_t entry_frame(std::uint64_t e) {
+  return static_cast<std::uint32_t>(e & entry_bits::frame_mask);
+}
+BAM_HD constexpr std::uint32_t entry_tenant(std::uint64_t e) {
+  return static_cast<std::uint32_t>((e >> entry_bits::tenant_shift) & entry_bits::tenant_mask);
+}
+BAM_HD constexpr std::uint32_t entry_gen(std::uint64_t e) {
+  return static_cast<std::uint32_t>((e >> entry_bits::gen_shift) & entry_bits::gen_mask);
+}
+/// The tag a frame carries while it serves the reservation an entry names.
+BAM_HD constexpr std::uint64_t entry_tag(std::uint64_t e) {
+  return (std::uint64_t{entry_gen(e)} << 16) | entry_tenant(e);
+}
+
+namespace frame_bits {
+inline constexpr std::uint64_t pin_mask = (1ull << 24) - 1;
+inline constexpr std::uint64_t open = 1ull << 24;
+inline constexpr std::uint64_t held = 1ull << 25;
+inline constexpr unsigned tag_shift = 26;
+}  // namespace frame_bits
+
+BAM_HD constexpr std::uint64_t frame_pins(std::uint64_t s) { return s & frame_bits::pin_mask; }
+BAM_HD constexpr std::uint64_t frame_tag(std::uint64_t s) { return s >> frame_bits::tag_shift; }
+BAM_HD constexpr std::uint32_t frame_gen(std::uint64_t s) {
+  return static_cast<std::uint32_t>((frame_tag(s) >> 16) & entry_bits::gen_mask);
+}
+BAM_HD constexpr bool frame_free(std::uint64_t s) {
+  return (s & (frame_bits::open | frame_bits::held)) == 0;
+}
+/// True when a pin taken on a frame in state `s` is a usable pin for entry `e`.
+BAM_HD constexpr bool frame_pin_usable(std::uint64_t s, std::uint64_t e) {
+  return (s & (frame_bits::open | frame_bits::held)) == frame_bits::open &&
+         frame_tag(s) == entry_tag(e);
+}
+/// `s` opened for the reservation `e` names, keeping the pin bits.
+BAM_HD constexpr std::uint64_t frame_opened(std::uint64_t s, std::uint64_t e) {
+  return frame_pins(s) | frame_bits::open | (entry_tag(e) << frame_bits::tag_shift);
+}
+
+static_assert(entry_frame(make_entry(12345, 7, 99)) == 12345);
+static_assert(entry_tenant(make_entry(12345, 7, 99)) == 7);
+static_assert(entry_gen(make_entry(12345, 7, 99)) == 99);
+static_assert(entry_coalesced(make_entry(0, 0, 0)) && !entry_coalesced(entry_bits::closed));
+static_assert(frame_pin_usable(frame_opened(3, make_entry(1, 2, 3)), make_entry(1, 2, 3)));
+static_assert(!frame_pin_usable(frame_opened(3, make_entry(1, 2, 3)), make_entry(1, 2, 4)));
+static_assert(!frame_pin_usable(frame_opened(0, make_entry(1, 2, 3)) | frame_bits::held,
+                                make_entry(1, 2, 3)));
+static_assert(frame_pins(frame_opened(5, make_entry(1, 2, 3))) == 5);
+static_assert(frame_gen(frame_opened(5, make_entry(1, 2, entry_bits::gen_mask))) ==
+              entry_bits::gen_mask);
+
+}  // namespace bam::cache::mosaic

@@ -1,0 +1,84 @@
+#pragma once
+/// @file
+/// One interface over the two ways readers protect a coalesced piece (frame pins, epochs), so
+/// the dense cache and its callers never branch on which (the branch is here, uniform across a
+/// warp because the kind is per cache).
+///
+/// Reader:  enter(entry, pins, guard) reads the piece's large entry and, when it is coalesced,
+///          protects its frame for `pins` readers; leave(guard) ends that.
+/// Evictor: with the frame HELD (taken with no pins) and the entry CLOSED, quiesce() returns
+///          once no reader can still use the frame: at once for frame pins (a pin attempt on a
+///          frame that is not OPEN fails), after a grace period for epochs.
+/// slot_order(): the order of a protected reader's loads of resident and busy bits, seq_cst
+///          under epochs (they take part in the grace-period argument, epochs.hpp).
+
+#include <cstdint>
+
+#include <bam/cache/mosaic/epochs.hpp>
+#include <bam/cache/mosaic/frame_pins.hpp>
+#include <bam/cache/mosaic/frame_pool.hpp>
+#include <bam/cache/mosaic/large_entry.hpp>
+#include <bam/platform/atomic.hpp>
+#include <bam/platform/config.hpp>
+
+namespace bam::cache::mosaic {
+
+/// What a protected reader holds.
+struct frame_guard {
+  std::uint64_t entry = 0;  ///< the coalesced entry it read
+  std::uint32_t slot = 0;   ///< epochs: the reader slot it announced in
+  std::uint32_t pins = 0;   ///< frame pins: how many it took
+};
+
+enum class enter_result : std::uint8_t {
+  protected_frame,  ///< guard.entry is coalesced and its frame cannot be reused until leave()
+  not_coalesced,    ///< guard.entry is empty or CLOSED; nothing is held
+  retry,            ///< the frame changed under us; nothing is held; read the entry again
+  no_reader_slot,   ///< epochs: this thread's reader slot is past the pool's; nothing is held
+};
+
+class frame_pinning {
+ public:
+  BAM_HD explicit frame_pinning(const frame_pool_view& p) : p_(p) {}
+
+  [[nodiscard]] BAM_HD enter_result enter(std::uint64_t& entry_word, std::uint32_t pins,
+                                          frame_guard& g) const {
+    atomic_ref<std::uint64_t> entry(entry_word);
+    if (p_.pinning == pinning_kind::epochs) {
+      g.slot = epoch_enter(p_);
+      if (g.slot == ~0u) return enter_result::no_reader_slot;
+      // seq_cst: after our announcement in S (epochs.hpp).
+      g.entry = entry.load(order::seq_cst);
+      if (entry_coalesced(g.entry)) return enter_result::protected_frame;
+      epoch_exit(p_, g.slot);
+      return enter_result::not_coalesced;
+    }
+    // acquire: the reserver opened the frame and reset its bitmaps before publishing.
+    g.entry = entry.load(order::acquire);
+    if (!entry_coalesced(g.entry)) return enter_result::not_coalesced;
+    if (!frame_pin(p_, g.entry, pins)) return enter_result::retry;
+    g.pins = pins;
+    return enter_result::protected_frame;
+  }
+
+  BAM_HD void leave(const frame_guard& g) const {
+    if (p_.pinning == pinning_kind::epochs) {
+      epoch_exit(p_, g.slot);
+    } else {
+      frame_unpin(p_, entry_frame(g.entry), g.pins);
+    }
+  }
+
+  [[nodiscard]] BAM_HD bool quiesce(std::uint64_t deadline_ns) const {
+    return p_.pinning == pinning_kind::epochs ? epoch_grace_period(p_, deadline_ns) : true;
+  }
+
+  [[nodiscard]] BAM_HD order slot_order() const {
+    return p_.pinning == pinning_kind::epochs ? order::seq_cst : order::acquire;
+  }
+
+ private:
+  frame_pool_view p_;
+};
+
+}  // namespace bam::cache::mosaic

@@ -1,0 +1,181 @@
+// Dense arrays on a two_level cache under concurrency: readers, writers, frame reservations
+// (the data is larger than the frame pool), page drops and frame drops run together and never
+// return wrong bytes, and the file ends up holding exactly what was written. Both pinning
+// kinds; plain threads (warp width 1) and software warps (lanes of a warp share one
+// protection per piece).
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cache_stress_support.hpp"
+#include "mosaic_rig.hpp"
+#include "software_warp.hpp"
+
+namespace {
+
+using namespace bam;
+using namespace bam::stress;
+using bam::cache::mosaic::dense_cache_ref;
+using bam::testing::run_software_warps;
+
+struct stress_case {
+  pinning_kind pinning;
+  cache_mode mode;
+};
+
+std::string case_name(const ::testing::TestParamInfo<stress_case>& info) {
+  return std::string(to_string(info.param.pinning)) + "_" + to_string(info.param.mode);
+}
+
+/// 256 lines of 512 B, half of them in 16 frames of 8 lines (4 KiB pieces).
+cache_config small_two_level(const stress_case& c) {
+  cache_config cfg = bam::testing::mosaic::two_level(c.pinning);
+  cfg.mode = c.mode;
+  cfg.victim_timeout_ns = 120'000'000'000ull;
+  return cfg;
+}
+
+/// Drops random pages and frames of `a` until `stop`; counts what it dropped.
+void evict_until(const page_cache& cache, const array_slot& a, std::uint64_t pages,
+                 const std::atomic<bool>& stop, unsigned seed,
+                 std::atomic<std::uint64_t>& pages_dropped,
+                 std::atomic<std::uint64_t>& frames_dropped) {
+  const dense_cache_ref dense(cache.ref());
+  rng g(seed);
+  while (!stop.load(std::memory_order_relaxed)) {
+    if (g.below(4) == 0) {
+      if (dense.drop_frame(static_cast<std::uint32_t>(g.below(dense.pool().geometry.frames)))) {
+        frames_dropped.fetch_add(1, std::memory_order_relaxed);
+      }
+    } else if (dense.drop_page(a, g.below(pages))) {
+      pages_dropped.fetch_add(1, std::memory_order_relaxed);
+    }
+    std::this_thread::yield();
+  }
+}
+
+class MosaicStress : public ::testing::TestWithParam<stress_case> {};
+
+TEST_P(MosaicStress, ReadersWritersAndEvictionsNeverSeeWrongBytes) {
+  const stress_case c = GetParam();
+  const std::uint64_t words = 32 * 512;  // 32 pieces of 4 KiB: twice the frame pool
+  temp_file file(words);
+  rig r(backing_store::from_file(file.path(), true), fast_storage(), small_two_level(c), 8);
+  std::vector<std::uint64_t> expected(words);
+  for (std::uint64_t i = 0; i < words; ++i) expected[i] = pattern_word(i);
+  const auto writers = static_cast<unsigned>(scaled(32, 12));
+  const auto readers = static_cast<unsigned>(scaled(32, 12));
+  const unsigned evictors = 2;
+  const std::uint64_t reads = scaled(4000, 400);
+  std::atomic<std::uint64_t> wrong{0}, failed{0}, pages_dropped{0}, frames_dropped{0};
+  {
+    array<std::uint64_t> a(r.cache(), r.set(), {.name = "dense", .dense = true});
+    const array_ref<std::uint64_t> ref = a.ref();
+    ASSERT_NE(ref.slot().large_table, nullptr);
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> evicting;
+    for (unsigned e = 0; e < evictors; ++e) {
+      evicting.emplace_back(evict_until, std::cref(r.cache()), std::cref(ref.slot()),
+                            ref.slot().pages, std::cref(stop), 100 + e, std::ref(pages_dropped),
+                            std::ref(frames_dropped));
+    }
+    // Writer t owns the even elements i with (i / 2) % writers == t and reads each back at
+    // once; readers read odd elements, which nobody writes. Both share every page.
+    run_threads(writers + readers, [&](unsigned t) {
+      if (t < writers) {
+        for (std::uint64_t i = 2 * t; i < words; i += 2 * writers) {
+          if (!ref.try_store(i, written_word(i)).ok()) failed.fetch_add(1);
+          std::uint64_t back = 0;
+          if (!ref.try_read(i, back).ok()) {
+            failed.fetch_add(1);
+          } else if (back != written_word(i)) {
+            wrong.fetch_add(1);
+          }
+        }
+        return;
+      }
+      rng g(t);
+      for (std::uint64_t k = 0; k < reads; ++k) {
+        const std::uint64_t i = g.below(words / 2) * 2 + 1;
+        std::uint64_t v = 0;
+        if (!ref.try_read(i, v).ok()) {
+          failed.fetch_add(1);
+        } else if (v != pattern_word(i)) {
+          wrong.fetch_add(1);
+        }
+      }
+    });
+    stop = true;
+    for (auto& t : evicting) t.join();
+    for (std::uint64_t i = 0; i < words; i += 2) expected[i] = written_word(i);
+    EXPECT_EQ(failed.load(), 0u);
+    EXPECT_EQ(wrong.load(), 0u);
+    EXPECT_GT(a.stats().evictions, 0u) << "reservations should have evicted frames";
+    EXPECT_EQ(a.read(0, words), expected);
+    EXPECT_EQ(bam::testing::mosaic::frame_pins_left(r.cache().ref().frames()), 0u);
+    EXPECT_EQ(bam::testing::mosaic::epoch_readers_left(r.cache().ref().frames()), 0u);
+    a.flush();
+    EXPECT_NO_THROW(a.check());
+  }
+  const std::vector<std::uint64_t> got = file.words();
+  std::uint64_t differ = 0;
+  for (std::uint64_t i = 0; i < words; ++i) differ += got[i] != expected[i];
+  EXPECT_EQ(differ, 0u) << pages_dropped.load() << " pages and " << frames_dropped.load()
+                        << " frames dropped";
+}
+
+TEST_P(MosaicStress, SoftwareWarpsShareOneProtectionPerPieceWhileFramesMove) {
+  const stress_case c = GetParam();
+  const std::uint64_t words = 32 * 512;
+  rig r(pattern_image(words), fast_storage(), small_two_level(c), 8);
+  array<const std::uint64_t> a(r.cache(), r.set(), {.dense = true});
+  const array_ref<const std::uint64_t> ref = a.ref();
+  constexpr unsigned warps = 3, width = 8;
+  const std::uint64_t rounds = scaled(600, 80);
+  std::atomic<std::uint64_t> wrong{0}, failed{0}, pages_dropped{0}, frames_dropped{0};
+  std::atomic<bool> stop{false};
+  std::thread evictor(evict_until, std::cref(r.cache()), std::cref(ref.slot()), ref.slot().pages,
+                      std::cref(stop), 7u, std::ref(pages_dropped), std::ref(frames_dropped));
+  run_software_warps(warps, width, [&](unsigned lane, unsigned warp) {
+    rng g(warp + 1);  // the same sequence in every lane of a warp
+    for (std::uint64_t n = 0; n < rounds; ++n) {
+      // A run of 8 elements per lane from a random start: lanes share a piece (and often a
+      // page); on odd rounds half the lanes read elsewhere.
+      const std::uint64_t start = g.below(words - 8 * width);
+      const std::uint64_t other = g.below(words - 8 * width);
+      const std::uint64_t i = (n % 2 == 1 && lane % 2 == 1 ? other : start) + 8 * lane;
+      std::uint64_t v = 0;
+      if (!ref.try_read(i, v).ok()) {
+        failed.fetch_add(1);
+      } else if (v != pattern_word(i)) {
+        wrong.fetch_add(1);
+      }
+    }
+  });
+  stop = true;
+  evictor.join();
+  EXPECT_EQ(failed.load(), 0u);
+  EXPECT_EQ(wrong.load(), 0u);
+  const cache_stats s = a.stats();
+  EXPECT_EQ(s.accesses, rounds * warps * width);
+  EXPECT_EQ(s.accesses, s.probes() + s.coalesced);
+  if (c.mode == cache_mode::optimized) {
+    EXPECT_GT(s.coalesced, 0u) << "lanes on one piece should ride on their leader's protection";
+  }
+  EXPECT_EQ(bam::testing::mosaic::frame_pins_left(r.cache().ref().frames()), 0u);
+  EXPECT_EQ(bam::testing::mosaic::epoch_readers_left(r.cache().ref().frames()), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    PinningsAndModes, MosaicStress,
+    ::testing::Values(stress_case{pinning_kind::frame_pins, cache_mode::naive},
+                      stress_case{pinning_kind::frame_pins, cache_mode::optimized},
+                      stress_case{pinning_kind::epochs, cache_mode::naive},
+                      stress_case{pinning_kind::epochs, cache_mode::optimized}),
+    case_name);
+
+}  // namespace

@@ -1,0 +1,223 @@
+// Dense arrays on a two_level cache: pieces are coalesced into whole frames on first touch,
+// pages fill fixed slots on demand, pages and frames can be evicted, dirty pages reach the
+// devices; sparse arrays on the same cache keep base pages. Run under both pinning kinds.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "mosaic_rig.hpp"
+
+namespace {
+
+using namespace bam;
+using namespace bam::cache::mosaic;
+using bam::testing::mosaic::entry_of;
+using bam::testing::mosaic::pattern_image;
+using bam::testing::mosaic::rig;
+using bam::testing::mosaic::two_level;
+using bam::testing::mosaic::word_at;
+using bam::testing::mosaic::written_at;
+
+constexpr std::uint64_t words_per_page = 512 / 8;
+constexpr std::uint64_t pages_per_piece = 8;
+constexpr std::uint64_t words_per_piece = words_per_page * pages_per_piece;
+
+std::vector<std::uint64_t> pattern(std::uint64_t first, std::uint64_t count) {
+  std::vector<std::uint64_t> v(count);
+  for (std::uint64_t k = 0; k < count; ++k) v[k] = word_at(first + k);
+  return v;
+}
+
+class DenseCache : public ::testing::TestWithParam<pinning_kind> {};
+
+std::string kind_name(const ::testing::TestParamInfo<pinning_kind>& info) {
+  return to_string(info.param);
+}
+
+TEST_P(DenseCache, TheFrameGeometryFollowsTheConfiguration) {
+  rig r(pattern_image(1024), two_level(GetParam()));
+  const frame_geometry g = r.pool().geometry;
+  EXPECT_EQ(g.lines_per_frame, pages_per_piece);
+  EXPECT_EQ(g.frames, 16u);  // half of 256 lines in frames of 8
+  EXPECT_EQ(g.frame_lines, 128u);
+}
+
+TEST_P(DenseCache, ReadsReturnTheDataAndEachPieceIsCoalescedIntoItsOwnFrame) {
+  const std::uint64_t pieces = 8, words = pieces * words_per_piece;
+  rig r(pattern_image(words), two_level(GetParam()));
+  array<const std::uint64_t> a(*r.cache, r.ssd->ref(), {.name = "dense", .dense = true});
+  ASSERT_NE(a.ref().slot().large_table, nullptr);
+  EXPECT_EQ(a.read(0, words), pattern(0, words));
+  std::set<std::uint32_t> frames;
+  for (std::uint64_t p = 0; p < pieces; ++p) {
+    const std::uint64_t e = entry_of(a, p);
+    ASSERT_TRUE(entry_coalesced(e)) << "piece " << p;
+    frames.insert(entry_frame(e));
+  }
+  EXPECT_EQ(frames.size(), pieces) << "one frame per piece";
+  EXPECT_EQ(a.stats().loads, pieces * pages_per_piece) << "one command per base page";
+}
+
+TEST_P(DenseCache, ASecondReadHitsWithoutAnyCommand) {
+  const std::uint64_t words = 4 * words_per_piece;
+  rig r(pattern_image(words), two_level(GetParam()));
+  array<const std::uint64_t> a(*r.cache, r.ssd->ref(), {.dense = true});
+  (void)a.read(0, words);
+  a.reset_stats();
+  const array_ref<const std::uint64_t> ref = a.ref();
+  for (std::uint64_t i = 0; i < words; i += 7) EXPECT_EQ(ref[i], word_at(i));
+  const cache_stats s = a.stats();
+  EXPECT_EQ(s.loads, 0u);
+  EXPECT_EQ(s.misses, 0u);
+  EXPECT_EQ(s.hits + s.coalesced, s.accesses);
+}
+
+TEST_P(DenseCache, PagesAreLoadedOnlyWhenTouched) {
+  rig r(pattern_image(4 * words_per_piece), two_level(GetParam()));
+  array<const std::uint64_t> a(*r.cache, r.ssd->ref(), {.dense = true});
+  const std::uint64_t i = 2 * words_per_piece + 3 * words_per_page + 5;  // piece 2, page 3
+  EXPECT_EQ(a.ref()[i], word_at(i));
+  EXPECT_EQ(a.stats().loads, 1u) << "the frame is reserved whole, but only one page is read";
+  EXPECT_TRUE(entry_coalesced(entry_of(a, 2)));
+  EXPECT_FALSE(entry_coalesced(entry_of(a, 1)));
+}
+
+TEST_P(DenseCache, DroppingAPageClearsItsResidentBitAndTheNextReadLoadsItAgain) {
+  rig r(pattern_image(2 * words_per_piece), two_level(GetParam()));
+  array<const std::uint64_t> a(*r.cache, r.ssd->ref(), {.dense = true});
+  const std::uint64_t i = words_per_piece + 2 * words_per_page;  // piece 1, page 2 (array page 10)
+  EXPECT_EQ(a.ref()[i], word_at(i));
+  const std::uint64_t e = entry_of(a, 1);
+  const frame_pool_view pool = r.pool();
+  ASSERT_TRUE(pool.word(pool.resident, entry_frame(e), 2) & frame_pool_view::bit(2));
+  EXPECT_TRUE(r.dense().drop_page(a.ref().slot(), 10));
+  EXPECT_FALSE(pool.word(pool.resident, entry_frame(e), 2) & frame_pool_view::bit(2));
+  EXPECT_EQ(entry_of(a, 1), e) << "the piece stays coalesced";
+  EXPECT_FALSE(r.dense().drop_page(a.ref().slot(), 10)) << "nothing left to drop";
+  a.reset_stats();
+  EXPECT_EQ(a.ref()[i], word_at(i));
+  EXPECT_EQ(a.stats().loads, 1u);
+}
+
+TEST_P(DenseCache, DroppingAFrameEmptiesItsEntryAndTheNextTouchReservesAgain) {
+  rig r(pattern_image(2 * words_per_piece), two_level(GetParam()));
+  array<const std::uint64_t> a(*r.cache, r.ssd->ref(), {.dense = true});
+  EXPECT_EQ(a.ref()[5], word_at(5));
+  const std::uint64_t e = entry_of(a, 0);
+  EXPECT_TRUE(r.dense().drop_frame(entry_frame(e)));
+  EXPECT_EQ(entry_of(a, 0), entry_bits::empty);
+  EXPECT_FALSE(r.dense().drop_frame(entry_frame(e))) << "a free frame has nothing to drop";
+  EXPECT_EQ(a.ref()[5], word_at(5));
+  const std::uint64_t again = entry_of(a, 0);
+  ASSERT_TRUE(entry_coalesced(again));
+  EXPECT_NE(again, e) << "a new reservation has a new generation (or frame)";
+}
+
+TEST_P(DenseCache, MorePiecesThanFramesEvictFramesAndStillReadTheData) {
+  const std::uint64_t pieces = 64, words = pieces * words_per_piece;  // 4 x the frame pool
+  rig r(pattern_image(words), two_level(GetParam()));
+  array<const std::uint64_t> a(*r.cache, r.ssd->ref(), {.dense = true});
+  EXPECT_EQ(a.read(0, words), pattern(0, words));
+  EXPECT_GE(a.stats().evictions, pieces - r.pool().geometry.frames);
+  const array_ref<const std::uint64_t> ref = a.ref();
+  for (std::uint64_t i = words; i-- > 0;) {
+    if (i % 97 == 0) {
+      ASSERT_EQ(ref[i], word_at(i)) << i;
+    }
+  }
+}
+
+TEST_P(DenseCache, WritesReachTheDevicesOnFlushAndOnFrameEviction) {
+  const std::uint64_t words = 4 * words_per_piece;
+  auto image = pattern_image(words);
+  const auto* stored = reinterpret_cast<const std::uint64_t*>(image->data());
+  rig r(image, two_level(GetParam()));
+  {
+    array<std::uint64_t> a(*r.cache, r.ssd->ref(), {.dense = true});
+    const array_ref<std::uint64_t> ref = a.ref();
+    ref.store(3, written_at(3));                                      // piece 0: flushed
+    ref.store(words_per_piece + 9, written_at(words_per_piece + 9));  // piece 1: evicted
+    EXPECT_EQ(ref[3], written_at(3));
+    EXPECT_EQ(stored[3], word_at(3)) << "not written back yet";
+    EXPECT_TRUE(r.dense().drop_frame(entry_frame(entry_of(a, 1))));
+    EXPECT_EQ(stored[words_per_piece + 9], written_at(words_per_piece + 9));
+    a.flush();
+    EXPECT_EQ(stored[3], written_at(3));
+    EXPECT_EQ(ref[words_per_piece + 9], written_at(words_per_piece + 9)) << "read back";
+  }
+}
+
+TEST_P(DenseCache, HostWritesOfADenseArrayGoThroughItsFrames) {
+  const std::uint64_t words = 3 * words_per_piece;
+  auto image = pattern_image(words);
+  const auto* stored = reinterpret_cast<const std::uint64_t*>(image->data());
+  rig r(image, two_level(GetParam()));
+  array<std::uint64_t> a(*r.cache, r.ssd->ref(), {.dense = true});
+  std::vector<std::uint64_t> values(words - 100);
+  for (std::uint64_t k = 0; k < values.size(); ++k) values[k] = written_at(50 + k);
+  a.write(50, values);
+  EXPECT_EQ(a.read(50, values.size()), values);
+  a.flush();
+  for (std::uint64_t k = 0; k < values.size(); ++k) ASSERT_EQ(stored[50 + k], values[k]) << k;
+  EXPECT_EQ(stored[49], word_at(49));
+}
+
+TEST_P(DenseCache, SparseArraysOnTheSameCacheKeepBasePages) {
+  const std::uint64_t words = 16 * words_per_piece;
+  rig r(pattern_image(2 * words), two_level(GetParam()));
+  array<const std::uint64_t> dense(*r.cache, r.ssd->ref(), {.count = words, .dense = true});
+  array<const std::uint64_t> sparse(*r.cache, r.ssd->ref(),
+                                    {.offset_bytes = words * 8, .count = words});
+  EXPECT_EQ(sparse.ref().slot().large_table, nullptr);
+  EXPECT_EQ(sparse.read(0, words), pattern(words, words));
+  EXPECT_EQ(dense.read(0, words), pattern(0, words));
+  EXPECT_EQ(sparse.read(0, words), pattern(words, words));
+  // The base pool is the lines after the frames: no sparse page lives in a frame line.
+  const page_cache_ref c = r.cache->ref();
+  for (std::uint32_t l = 0; l < r.pool().geometry.frame_lines; ++l) {
+    EXPECT_EQ(c.line_state(l), 0u) << "frame line " << l << " holds a base page";
+  }
+}
+
+TEST_P(DenseCache, NoProtectionIsLeftBehind) {
+  const std::uint64_t words = 32 * words_per_piece;
+  rig r(pattern_image(words), two_level(GetParam()));
+  array<const std::uint64_t> a(*r.cache, r.ssd->ref(), {.dense = true});
+  (void)a.read(0, words);
+  EXPECT_EQ(bam::testing::mosaic::frame_pins_left(r.pool()), 0u);
+  EXPECT_EQ(bam::testing::mosaic::epoch_readers_left(r.pool()), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(BothPinnings, DenseCache,
+                         ::testing::Values(pinning_kind::frame_pins, pinning_kind::epochs),
+                         kind_name);
+
+TEST(DenseCacheConfig, OnABaseCacheDenseChangesNothing) {
+  rig r(pattern_image(1024), {.line_bytes = 512, .capacity_bytes = 64 * 1024});
+  array<const std::uint64_t> a(*r.cache, r.ssd->ref(), {.dense = true});
+  EXPECT_EQ(a.ref().slot().large_table, nullptr);
+  EXPECT_EQ(a.read(0, 1024), pattern(0, 1024));
+}
+
+TEST(DenseCacheConfig, ThePlanCountsFramesAndTheLargeTable) {
+  cache_config c = two_level(pinning_kind::frame_pins, 4096, 1u << 16);
+  c.frame_bytes = 2u << 20;
+  const cache_plan p = plan_cache(c, 1ull << 30, 4);
+  EXPECT_EQ(p.frame_bytes, 2u << 20);
+  EXPECT_EQ(p.frames, 64u);  // 256 MiB of lines, half in 2 MiB frames
+  EXPECT_EQ(p.large_table_bytes, (1u << 30) / (2u << 20) * 8);
+  EXPECT_GT(p.frame_table_bytes, 0u);
+}
+
+TEST(DenseCacheConfig, AFrameSizeThatIsNotAPowerOfTwoIsRefused) {
+  cache_config c = two_level(pinning_kind::frame_pins);
+  c.frame_bytes = 3000;
+  host_stream stream(1);
+  EXPECT_THROW(page_cache(c, stream), input_error);
+}
+
+}  // namespace

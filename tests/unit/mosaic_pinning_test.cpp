@@ -1,0 +1,135 @@
+// The two ways readers protect a coalesced piece, behind one interface: frame pins (a count
+// on the frame word) and epochs (a reader slot; an evictor waits for a grace period).
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include <bam/cache/mosaic/epochs.hpp>
+#include <bam/cache/mosaic/pinning.hpp>
+#include <bam/platform/clock.hpp>
+#include <bam/platform/reader_slot.hpp>
+
+namespace {
+
+using namespace bam;
+using namespace bam::cache::mosaic;
+
+/// A frame pool of one frame with its words in this object.
+struct one_frame {
+  explicit one_frame(pinning_kind kind) {
+    p.geometry = plan_frames(512, 64, 8 * 512, 50);
+    p.pinning = kind;
+    p.state = &state;
+    p.epoch = &epoch;
+    p.epoch_slots = slots.data();
+    p.epoch_slot_count = static_cast<std::uint32_t>(slots.size());
+  }
+  frame_pool_view p;
+  std::uint64_t state = 0;
+  std::uint64_t epoch = first_epoch;
+  std::vector<std::uint64_t> slots = std::vector<std::uint64_t>(256, 0);
+  std::uint64_t entry = 0;
+};
+
+std::uint64_t soon() { return now_ns() + 50'000'000; }
+
+TEST(ReaderSlot, LiveThreadsHoldDistinctSlots) {
+  std::vector<std::uint32_t> seen(8);
+  std::atomic<unsigned> arrived{0};
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < seen.size(); ++t) {
+    threads.emplace_back([&, t] {
+      seen[t] = reader_slot();
+      arrived.fetch_add(1);
+      while (arrived.load() < seen.size()) std::this_thread::yield();  // all alive at once
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (unsigned a = 0; a < seen.size(); ++a) {
+    for (unsigned b = a + 1; b < seen.size(); ++b) EXPECT_NE(seen[a], seen[b]);
+  }
+}
+
+TEST(FramePins, APinOnAnOpenFrameCountsAndLeavingDropsIt) {
+  one_frame f(pinning_kind::frame_pins);
+  f.entry = make_entry(0, 1, 1);
+  f.state = frame_opened(0, f.entry);
+  const frame_pinning pins(f.p);
+  frame_guard g;
+  ASSERT_EQ(pins.enter(f.entry, 3, g), enter_result::protected_frame);
+  EXPECT_EQ(frame_pins(f.state), 3u);
+  pins.leave(g);
+  EXPECT_EQ(frame_pins(f.state), 0u);
+}
+
+TEST(FramePins, APinOnAHeldFrameIsUndoneAndAsksForARetry) {
+  one_frame f(pinning_kind::frame_pins);
+  f.entry = make_entry(0, 1, 1);
+  f.state = frame_opened(0, f.entry) ^ frame_bits::open ^ frame_bits::held;
+  frame_guard g;
+  EXPECT_EQ(frame_pinning(f.p).enter(f.entry, 1, g), enter_result::retry);
+  EXPECT_EQ(frame_pins(f.state), 0u);
+}
+
+TEST(FramePins, AnEmptyEntryTakesNothing) {
+  one_frame f(pinning_kind::frame_pins);
+  frame_guard g;
+  EXPECT_EQ(frame_pinning(f.p).enter(f.entry, 1, g), enter_result::not_coalesced);
+  EXPECT_EQ(f.state, 0u);
+}
+
+TEST(Epochs, AGracePeriodWithNoReadersEndsAtOnceAndAdvancesTheEpoch) {
+  one_frame f(pinning_kind::epochs);
+  EXPECT_TRUE(epoch_grace_period(f.p, soon()));
+  EXPECT_EQ(f.epoch, first_epoch + 1);
+}
+
+TEST(Epochs, AReaderInsideItsSectionHoldsUpTheGracePeriod) {
+  one_frame f(pinning_kind::epochs);
+  f.entry = make_entry(0, 1, 1);
+  const frame_pinning pins(f.p);
+  frame_guard g;
+  ASSERT_EQ(pins.enter(f.entry, 1, g), enter_result::protected_frame);
+  EXPECT_FALSE(pins.quiesce(soon())) << "the reader announced an epoch before the close";
+  pins.leave(g);
+  EXPECT_TRUE(pins.quiesce(soon()));
+}
+
+TEST(Epochs, AReaderThatAnnouncedTheNewEpochDoesNotHoldItUp) {
+  one_frame f(pinning_kind::epochs);
+  // A grace period from epoch E waits for slots holding 1..E: a slot holding E + 1 belongs to
+  // a reader that loaded the epoch after the increment, and so saw the close.
+  f.slots[7] = f.epoch + 1;
+  EXPECT_TRUE(epoch_grace_period(f.p, soon()));
+  f.slots[7] = f.epoch;  // now the current epoch: announced before the next increment
+  EXPECT_FALSE(epoch_grace_period(f.p, soon()));
+}
+
+TEST(Epochs, AnotherThreadsSectionHoldsUpTheGracePeriodUntilItLeaves) {
+  one_frame f(pinning_kind::epochs);
+  std::atomic<bool> entered{false}, leave{false};
+  std::thread reader([&] {
+    const std::uint32_t slot = epoch_enter(f.p);
+    entered = true;
+    while (!leave) std::this_thread::yield();
+    epoch_exit(f.p, slot);
+  });
+  while (!entered) std::this_thread::yield();
+  EXPECT_FALSE(epoch_grace_period(f.p, soon()));
+  leave = true;
+  reader.join();
+  EXPECT_TRUE(epoch_grace_period(f.p, soon()));
+}
+
+TEST(Epochs, AThreadBeyondTheSlotsIsToldSoInsteadOfSharingOne) {
+  one_frame f(pinning_kind::epochs);
+  f.p.epoch_slot_count = 0;
+  frame_guard g;
+  EXPECT_EQ(frame_pinning(f.p).enter(f.entry, 1, g), enter_result::no_reader_slot);
+}
+
+}  // namespace
