@@ -5,6 +5,7 @@
 //
 //   gpu_cache_stress [--small]
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -99,6 +100,15 @@ void warm_up_kernels(gpu_runtime& rt) {
   });
 }
 
+/// Capacity for a launch of `threads` over `data` bytes: `data / divisor`, raised to the two
+/// lines per warp a launch needs to be served by the cache rather than read through (the data
+/// still exceeds it, so the cache evicts).
+std::uint64_t capacity_for(std::uint64_t data, std::uint64_t divisor, std::uint32_t line,
+                           std::uint64_t threads) {
+  const std::uint64_t needed = 2 * ((threads + 31) / 32) * line;
+  return std::max(data / divisor, needed);
+}
+
 /// A victim search gives up after 5 s here (30 s by default): a cache that cannot make progress
 /// fails its reads quickly, naming the reason, instead of looking hung.
 cache_config short_waits(cache_config c) {
@@ -134,16 +144,17 @@ void reads_case(checker& c, bool small) {
       guarded(c, what, [&] {
         gpu_runtime rt(test_runtime_config());
         const std::uint64_t data = small ? (8ull << 20) : (64ull << 20);
+        const std::uint32_t grid = small ? 8 : 264, block = 256;
         auto image = pattern_image(data, memory_kind::pinned, rt);
         emulated_storage ssd(gpu_storage(2), image, &rt);
+        const std::uint64_t capacity = capacity_for(data, 16, line, std::uint64_t{grid} * block);
         page_cache cache(
-            short_waits({.line_bytes = line, .capacity_bytes = data / 16, .mode = mode}), rt);
+            short_waits({.line_bytes = line, .capacity_bytes = capacity, .mode = mode}), rt);
         array<const std::uint64_t> a(cache, ssd.ref(), {.name = "pattern"});
         fixture f{rt};
         warm_up_kernels(rt);
         stop_guard stop(rt);
         rt.start();
-        const std::uint32_t grid = small ? 8 : 264, block = 256;
         const std::uint64_t per_thread = small ? 4 : 16;
         f.clear();
         launch(rt.stream(), grid, block,
@@ -179,14 +190,15 @@ void writes_case(checker& c, bool small) {
     guarded(c, what, [&] {
       gpu_runtime rt(test_runtime_config());
       const std::uint64_t data = small ? (4ull << 20) : (64ull << 20);
+      const std::uint32_t grid = small ? 8 : 264, block = 256;
       auto image = backing_store::in_memory(data, memory_kind::pinned);
       emulated_storage ssd(gpu_storage(4), image, &rt);
-      page_cache cache(short_waits({.line_bytes = line, .capacity_bytes = data / 8}), rt);
+      const std::uint64_t capacity = capacity_for(data, 8, line, std::uint64_t{grid} * block);
+      page_cache cache(short_waits({.line_bytes = line, .capacity_bytes = capacity}), rt);
       array<std::uint64_t> a(cache, ssd.ref(), {.name = "written"});
       warm_up_kernels(rt);
       stop_guard stop(rt);
       rt.start();
-      const std::uint32_t grid = small ? 8 : 264, block = 256;
       launch(rt.stream(), grid, block, disjoint_writes{a.ref_for_launch(grid, block)});
       wait_or_exit(c, rt, what);
       a.flush();
