@@ -139,23 +139,6 @@ std::uint32_t resident_grid(const gpu_runtime& rt) {
   return static_cast<std::uint32_t>(std::max(per_sm, 1)) * rt.app_sms();
 }
 
-class stop_guard {
- public:
-  explicit stop_guard(gpu_runtime& rt) : rt_(rt) {}
-  ~stop_guard() {
-    try {
-      rt_.stop();
-    } catch (const std::exception& e) {
-      rt_.log(std::string("stopping the runtime: ") + e.what());
-    }
-  }
-  stop_guard(const stop_guard&) = delete;
-  stop_guard& operator=(const stop_guard&) = delete;
-
- private:
-  gpu_runtime& rt_;
-};
-
 /// The runtime, its counters and timing, for one figure.
 class bench_session {
  public:

@@ -52,25 +52,6 @@ class cuda_event {
   cudaEvent_t e_ = nullptr;
 };
 
-/// Stops the runtime when a phase ends, by return or by exception (buffers are freed only
-/// after: cudaFree waits for running kernels). Declare it after what it must outlive.
-class stop_guard {
- public:
-  explicit stop_guard(gpu_runtime& rt) : rt_(rt) {}
-  ~stop_guard() {
-    try {
-      rt_.stop();
-    } catch (const std::exception& e) {
-      rt_.log(std::string("stopping the runtime: ") + e.what());
-    }
-  }
-  stop_guard(const stop_guard&) = delete;
-  stop_guard& operator=(const stop_guard&) = delete;
-
- private:
-  gpu_runtime& rt_;
-};
-
 /// What one timed run of io_worker does.
 struct run_config {
   std::uint32_t io_bytes = 512;

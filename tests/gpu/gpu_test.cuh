@@ -175,26 +175,6 @@ std::vector<T> download(gpu_runtime& rt, const T* from, std::size_t count) {
   return out;
 }
 
-/// Stops the runtime when a test leaves early (an exception). Declare it after the test's
-/// allocations: it then runs before their destructors, whose cudaFree would wait for the
-/// controller kernel forever.
-class stop_guard {
- public:
-  explicit stop_guard(gpu_runtime& rt) : rt_(rt) {}
-  ~stop_guard() {
-    try {
-      rt_.stop();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "stopping the runtime: %s\n", e.what());
-    }
-  }
-  stop_guard(const stop_guard&) = delete;
-  stop_guard& operator=(const stop_guard&) = delete;
-
- private:
-  gpu_runtime& rt_;
-};
-
 /// Runs `body` and turns exceptions into failures, so one placement's error does not hide
 /// the other's result.
 /// BAM_GPU_TEST_ONLY=TEXT runs only the cases whose name contains TEXT.

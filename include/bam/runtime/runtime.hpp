@@ -30,6 +30,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <initializer_list>
 #include <memory>
@@ -144,6 +145,26 @@ class gpu_runtime {
  private:
   struct impl;
   std::unique_ptr<impl> impl_;
+};
+
+/// Stops a runtime when it leaves scope, by return or by exception, logging a failure instead
+/// of throwing. Declare it after the GPU memory it must outlive: a free waits for every running
+/// kernel, and a started controller never ends.
+class stop_guard {
+ public:
+  explicit stop_guard(gpu_runtime& rt) : rt_(rt) {}
+  ~stop_guard() {
+    try {
+      rt_.stop();
+    } catch (const std::exception& e) {
+      rt_.log(std::string("stopping the runtime: ") + e.what());
+    }
+  }
+  stop_guard(const stop_guard&) = delete;
+  stop_guard& operator=(const stop_guard&) = delete;
+
+ private:
+  gpu_runtime& rt_;
 };
 
 }  // namespace bam
