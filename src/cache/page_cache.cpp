@@ -211,7 +211,8 @@ void page_cache::init(const cache_config& config, std::unique_ptr<detail::cache_
   mem.bounce_count = m.config.bounce_buffers;
   mem.bounce_bytes = bounce_bytes;
   mem.bounce = static_cast<std::uint8_t*>(m.alloc(std::uint64_t{mem.bounce_count} * bounce_bytes));
-  mem.bounce_busy = static_cast<std::uint32_t*>(m.alloc(std::uint64_t{mem.bounce_count} * 4));
+  // One flag per buffer and a release counter after them (read_through's progress check).
+  mem.bounce_busy = static_cast<std::uint32_t*>(m.alloc((std::uint64_t{mem.bounce_count} + 1) * 4));
   mem.slots = static_cast<array_slot*>(m.alloc(sizeof(array_slot) * max_arrays));
   // Every ref scans every slot (unused ones have no pages): a ref taken before a later
   // attach must still find the owner of a line it evicts, or that owner's page stays mapped

@@ -331,8 +331,12 @@ BAM_HD inline io_status page_cache_ref::read_through(const array_slot& a, std::u
     return io_status::host(status_source::invalid_request);
   }
   // Take a bounce buffer: probe from a spread start; bounded.
+  // The word after the flags counts releases: the deadline only runs while no buffer is given
+  // back, so many threads sharing few buffers wait their turn instead of failing.
+  atomic_ref<std::uint32_t> releases(bounce_busy_[bounce_count_]);
   backoff pause;
   std::uint64_t give_up_ns = 0;
+  std::uint32_t seen = 0;
   std::uint32_t b = static_cast<std::uint32_t>((std::uint64_t{hint} * 2654435761u) % bounce_count_);
   for (std::uint32_t tries = 0;; ++tries) {
     std::uint32_t expected = 0;
@@ -342,8 +346,10 @@ BAM_HD inline io_status page_cache_ref::read_through(const array_slot& a, std::u
     b = b + 1 == bounce_count_ ? 0 : b + 1;
     if (tries % bounce_count_ == bounce_count_ - 1) {
       const std::uint64_t now = now_ns();
-      if (give_up_ns == 0) {
+      const std::uint32_t released = releases.load(order::relaxed);  // relaxed: a progress hint
+      if (give_up_ns == 0 || released != seen) {
         give_up_ns = now + victim_timeout_ns_;
+        seen = released;
       } else if (now > give_up_ns) {
         return io_status::host(status_source::cache_exhausted);
       }
@@ -371,6 +377,7 @@ BAM_HD inline io_status page_cache_ref::read_through(const array_slot& a, std::u
   }
   // release: our read of the buffer happens before its next user's command fills it.
   atomic_ref<std::uint32_t>(bounce_busy_[b]).store(0u, order::release);
+  releases.fetch_add(1u, order::relaxed);  // relaxed: only tells waiters that someone progressed
   return s;
 }
 
