@@ -34,6 +34,9 @@ struct array_options {
   /// large frames (one 8-byte entry per frame-sized piece; docs/mosaic.md says when to). On a
   /// base cache it changes nothing.
   bool dense = false;
+  /// Dense arrays on a two_level cache: the most frames the array (a tenant) may hold at once;
+  /// at the quota its reservations evict its own frames. 0: no quota.
+  std::uint32_t frame_quota = 0;
 };
 
 template <class T>
@@ -81,8 +84,8 @@ class array {
     offset_ = options.offset_bytes;
     const std::uint64_t first_line = offset_ / line;
     const std::uint64_t last_line = (offset_ + count_ * sizeof(T) - 1) / line;
-    attachment_ =
-        cache.attach(set, first_line, last_line - first_line + 1, writable, name_, options.dense);
+    attachment_ = cache.attach(set, first_line, last_line - first_line + 1, writable, name_,
+                               options.dense, options.frame_quota);
   }
 
   /// An array over `count` elements already in memory kernels can read: device memory (the
@@ -211,6 +214,11 @@ class array {
   }
   void reset_stats() {
     if (cache_) cache_->reset_stats(attachment_.index);
+  }
+  /// The array's share of the frame pool as a tenant and its counters (docs/mosaic.md); call
+  /// between launches.
+  [[nodiscard]] tenant_stats frame_stats() const {
+    return cache_ ? cache_->frame_stats(attachment_.index) : tenant_stats{};
   }
 
  private:

@@ -79,7 +79,8 @@ class page_cache {
   /// Registers an array of `pages` lines starting at set line `first_line`. A `dense` array on
   /// a two_level cache is translated through large frames (cache/mosaic/dense_cache.hpp).
   attachment attach(const device_set_ref& set, std::uint64_t first_line, std::uint64_t pages,
-                    bool writable, const std::string& name, bool dense = false);
+                    bool writable, const std::string& name, bool dense = false,
+                    std::uint32_t frame_quota = 0);
   void detach(std::uint32_t index) noexcept;
   /// Host-side transfers through the cache (wait for completion). Throw bam::nvme_error.
   void read_bytes(std::uint32_t index, std::uint64_t set_byte, std::uint64_t bytes, void* out);
@@ -89,6 +90,9 @@ class page_cache {
   void flush(std::uint32_t index);
   [[nodiscard]] cache_stats stats(std::uint32_t index) const;
   void reset_stats(std::uint32_t index);
+  /// What the array holds of the frame pool as a tenant, and its counters (tenant 0 and no
+  /// frames for an array on base pages). Reads the frame table: call between launches.
+  [[nodiscard]] tenant_stats frame_stats(std::uint32_t index) const;
   /// Throws bam::nvme_error if the array's error record holds an error (then clears it).
   void check(std::uint32_t index);
   /// Forgets failed page loads so they are tried again.

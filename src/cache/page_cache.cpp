@@ -41,6 +41,10 @@ cache_stats& cache_stats::operator+=(const cache_stats& o) {
   bytes_requested += o.bytes_requested;
   bytes_moved += o.bytes_moved;
   errors += o.errors;
+  bytes_fetched += o.bytes_fetched;
+  coalesces += o.coalesces;
+  splinters += o.splinters;
+  bytes_compacted += o.bytes_compacted;
   return *this;
 }
 
@@ -127,6 +131,7 @@ struct page_cache::impl {
     array_slot slot;
     std::uint32_t* page_table = nullptr;
     std::uint64_t* large_table = nullptr;
+    std::uint32_t* frames_held = nullptr;
     stat_shard* shards = nullptr;
     error_record* errors = nullptr;
   };
@@ -150,6 +155,7 @@ struct page_cache::impl {
       if (!a.used) continue;
       free(a.page_table);
       free(a.large_table);
+      free(a.frames_held);
       free(a.shards);
       runtime::release(a.errors,
                        memory == memory_kind::host ? memory_kind::host : memory_kind::pinned);
@@ -228,6 +234,7 @@ void page_cache::init_frames() {
   f.geometry = cache::mosaic::plan_frames(m.config.line_bytes, m.lines, m.config.frame_bytes,
                                           m.config.frame_percent);
   f.pinning = m.config.pinning;
+  f.check_owner = m.config.check_frame_owners;
   const std::uint64_t frames = f.geometry.frames;
   const std::uint64_t words = frames * f.geometry.words_per_frame;
   f.state = static_cast<std::uint64_t*>(m.alloc(frames * 8));
@@ -259,7 +266,8 @@ std::uint32_t page_cache::warp_width() const { return impl_->exec->warp_width();
 
 page_cache::attachment page_cache::attach(const device_set_ref& set, std::uint64_t first_line,
                                           std::uint64_t pages, bool writable,
-                                          const std::string& name, bool dense) {
+                                          const std::string& name, bool dense,
+                                          std::uint32_t frame_quota) {
   impl& m = *impl_;
   std::uint32_t index = 0;
   while (index < max_arrays && m.arrays[index].used) ++index;
@@ -281,6 +289,7 @@ page_cache::attachment page_cache::attach(const device_set_ref& set, std::uint64
   if (two_level) {
     const std::uint64_t per = m.mem.frames.geometry.lines_per_frame;
     a.large_table = static_cast<std::uint64_t*>(m.alloc((pages + per - 1) / per * 8));
+    a.frames_held = static_cast<std::uint32_t*>(m.alloc(hot_line_bytes));  // a hot word alone
   }
   a.shards = static_cast<stat_shard*>(m.alloc(sizeof(stat_shard) * m.config.stat_shards));
   const memory_kind record_memory =
@@ -297,6 +306,8 @@ page_cache::attachment page_cache::attach(const device_set_ref& set, std::uint64
   a.slot.writable = writable ? 1u : 0u;
   a.slot.large_table = a.large_table;
   a.slot.tenant = two_level ? m.next_tenant++ : 0u;
+  a.slot.frame_quota = two_level ? frame_quota : 0u;
+  a.slot.frames_held = a.frames_held;
   m.next_tag_base += pages;
   m.publish_slot(index);
   return {index, a.slot};
@@ -314,6 +325,7 @@ void page_cache::detach(std::uint32_t index) noexcept {
   }
   m.free(a.page_table);
   m.free(a.large_table);
+  m.free(a.frames_held);
   m.free(a.shards);
   runtime::release(a.errors,
                    m.memory == memory_kind::host ? memory_kind::host : memory_kind::pinned);
@@ -388,6 +400,38 @@ cache_stats page_cache::stats(std::uint32_t index) const {
   cache_stats total;
   for (const auto& s : shards) total += s.counters;
   return total;
+}
+
+tenant_stats page_cache::frame_stats(std::uint32_t index) const {
+  impl& m = *impl_;
+  const auto& a = m.arrays.at(index);
+  tenant_stats t;
+  t.counters = stats(index);
+  t.tenant = a.slot.tenant;
+  t.frame_quota = a.slot.frame_quota;
+  const cache::mosaic::frame_pool_view& f = m.mem.frames;
+  if (t.tenant == 0 || f.geometry.frames == 0) return t;
+  const std::uint64_t frames = f.geometry.frames;
+  std::vector<std::uint64_t> state(frames), owner(frames);
+  std::vector<std::uint32_t> resident(frames);
+  m.exec->copy_from_cache(state.data(), f.state, frames * 8);
+  m.exec->copy_from_cache(owner.data(), f.owner, frames * 8);
+  m.exec->copy_from_cache(resident.data(), f.resident_count, frames * 4);
+  namespace fb = cache::mosaic::frame_bits;
+  for (std::uint64_t i = 0; i < frames; ++i) {
+    if (cache::mosaic::frame_free(state[i])) continue;
+    const bool open = (state[i] & fb::open) != 0;
+    const auto tenant =
+        open ? static_cast<std::uint32_t>(cache::mosaic::frame_tag(state[i]) &
+                                          cache::mosaic::entry_bits::tenant_mask)
+             : static_cast<std::uint32_t>(owner[i] >> cache::mosaic::owner_tenant_shift);
+    if (tenant != t.tenant) continue;
+    (open ? t.frames_coalesced : t.frames_reserved) += 1;
+    const std::uint64_t held = std::uint64_t{resident[i]} * m.config.line_bytes;
+    t.resident_bytes += held;
+    t.bloat_bytes += f.geometry.frame_bytes - held;
+  }
+  return t;
 }
 
 void page_cache::reset_stats(std::uint32_t index) {

@@ -1,6 +1,7 @@
 // Dense arrays on a two_level cache under concurrency: readers, writers, frame reservations
 // (the data is larger than the frame pool), page drops and frame drops run together and never
-// return wrong bytes, and the file ends up holding exactly what was written. Both pinning
+// return wrong bytes or another tenant's data, quotas hold, and the file ends up holding
+// exactly what was written. Both pinning
 // kinds; plain threads (warp width 1) and software warps (lanes of a warp share one
 // protection per piece).
 
@@ -36,6 +37,7 @@ cache_config small_two_level(const stress_case& c) {
   cache_config cfg = bam::testing::mosaic::two_level(c.pinning);
   cfg.mode = c.mode;
   cfg.victim_timeout_ns = 120'000'000'000ull;
+  cfg.check_frame_owners = true;  // every hit checks that its frame serves the reader's piece
   return cfg;
 }
 
@@ -168,6 +170,114 @@ TEST_P(MosaicStress, SoftwareWarpsShareOneProtectionPerPieceWhileFramesMove) {
   }
   EXPECT_EQ(bam::testing::mosaic::frame_pins_left(r.cache().ref().frames()), 0u);
   EXPECT_EQ(bam::testing::mosaic::epoch_readers_left(r.cache().ref().frames()), 0u);
+}
+
+/// A writable dense array per tenant over its own piece range of one file: writers store the
+/// even elements and read them back, readers check the odd ones against the file's pattern
+/// (which names every word's global index, so another tenant's data is always wrong).
+TEST_P(MosaicStress, TenantsWithQuotasNeverSeeEachOthersDataAndKeepTheirQuotas) {
+  const stress_case c = GetParam();
+  constexpr unsigned tenants = 3;
+  constexpr std::uint64_t pieces = 16, words_per_piece = 512;
+  constexpr std::uint64_t words = pieces * words_per_piece;  // per tenant
+  constexpr std::uint32_t quota[tenants] = {4, 6, 0};
+  temp_file file(tenants * words);
+  rig r(backing_store::from_file(file.path(), true), fast_storage(), small_two_level(c), 8);
+  std::vector<std::uint64_t> expected(tenants * words);
+  for (std::uint64_t i = 0; i < expected.size(); ++i) expected[i] = pattern_word(i);
+  const auto writers = static_cast<unsigned>(scaled(8, 3));
+  const auto readers = static_cast<unsigned>(scaled(8, 3));
+  const std::uint64_t reads = scaled(3000, 300);
+  std::atomic<std::uint64_t> wrong{0}, failed{0}, over_quota{0}, pages_dropped{0},
+      frames_dropped{0};
+  {
+    std::vector<array<std::uint64_t>> a;
+    for (unsigned t = 0; t < tenants; ++t) {
+      a.emplace_back(r.cache(), r.set(),
+                     array_options{.offset_bytes = t * words * 8,
+                                   .count = words,
+                                   .name = "tenant" + std::to_string(t),
+                                   .dense = true,
+                                   .frame_quota = quota[t]});
+    }
+    std::vector<array_ref<std::uint64_t>> refs;
+    for (auto& x : a) refs.push_back(x.ref());
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> background;
+    for (unsigned t = 0; t < tenants; ++t) {
+      background.emplace_back(evict_until, std::cref(r.cache()), std::cref(refs[t].slot()),
+                              refs[t].slot().pages, std::cref(stop), 300 + t,
+                              std::ref(pages_dropped), std::ref(frames_dropped));
+    }
+    background.emplace_back([&] {  // the quota counters never pass their quotas
+      while (!stop.load(std::memory_order_relaxed)) {
+        for (unsigned t = 0; t < tenants; ++t) {
+          if (quota[t] == 0) continue;
+          // relaxed: a sample of a count.
+          const std::uint32_t held =
+              atomic_ref<std::uint32_t>(*refs[t].slot().frames_held).load(order::relaxed);
+          if (held > quota[t]) over_quota.fetch_add(1);
+        }
+        std::this_thread::yield();
+      }
+    });
+    run_threads(tenants * (writers + readers), [&](unsigned k) {
+      const unsigned t = k % tenants, w = k / tenants;
+      const array_ref<std::uint64_t>& ref = refs[t];
+      const std::uint64_t base = t * words;
+      if (w < writers) {
+        for (std::uint64_t i = 2 * w; i < words; i += 2 * writers) {
+          if (!ref.try_store(i, written_word(base + i)).ok()) failed.fetch_add(1);
+          std::uint64_t back = 0;
+          if (!ref.try_read(i, back).ok()) {
+            failed.fetch_add(1);
+          } else if (back != written_word(base + i)) {
+            wrong.fetch_add(1);
+          }
+        }
+        return;
+      }
+      rng g(k + 1);
+      for (std::uint64_t n = 0; n < reads; ++n) {
+        const std::uint64_t i = g.below(words / 2) * 2 + 1;
+        std::uint64_t v = 0;
+        if (!ref.try_read(i, v).ok()) {
+          failed.fetch_add(1);
+        } else if (v != pattern_word(base + i)) {
+          wrong.fetch_add(1);
+        }
+      }
+    });
+    stop = true;
+    for (auto& t : background) t.join();
+    EXPECT_EQ(failed.load(), 0u);
+    EXPECT_EQ(wrong.load(), 0u);
+    EXPECT_EQ(over_quota.load(), 0u);
+    for (unsigned t = 0; t < tenants; ++t) {
+      for (std::uint64_t i = 0; i < words; i += 2)
+        expected[t * words + i] = written_word(t * words + i);
+      const tenant_stats s = a[t].frame_stats();
+      if (quota[t] != 0) {
+        EXPECT_LE(s.frames_held(), quota[t]) << "tenant " << t;
+      }
+      EXPECT_EQ(s.frames_held(), *refs[t].slot().frames_held) << "tenant " << t;
+      EXPECT_GT(s.counters.coalesces, 0u);
+      const std::vector<std::uint64_t> back = a[t].read(0, words);
+      const std::vector<std::uint64_t> want(
+          expected.begin() + static_cast<std::ptrdiff_t>(t * words),
+          expected.begin() + static_cast<std::ptrdiff_t>((t + 1) * words));
+      EXPECT_EQ(back, want) << "tenant " << t;
+      a[t].flush();
+      EXPECT_NO_THROW(a[t].check());
+    }
+    EXPECT_EQ(bam::testing::mosaic::frame_pins_left(r.cache().ref().frames()), 0u);
+    EXPECT_EQ(bam::testing::mosaic::epoch_readers_left(r.cache().ref().frames()), 0u);
+  }
+  const std::vector<std::uint64_t> got = file.words();
+  std::uint64_t differ = 0;
+  for (std::uint64_t i = 0; i < expected.size(); ++i) differ += got[i] != expected[i];
+  EXPECT_EQ(differ, 0u) << pages_dropped.load() << " pages and " << frames_dropped.load()
+                        << " frames dropped";
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -50,7 +50,9 @@ TEST(CacheStatsFigures, AddingSumsEveryCounter) {
       &cache_stats::loads,           &cache_stats::write_backs,
       &cache_stats::read_through,    &cache_stats::evictions,
       &cache_stats::bytes_requested, &cache_stats::bytes_moved,
-      &cache_stats::errors};
+      &cache_stats::errors,          &cache_stats::bytes_fetched,
+      &cache_stats::coalesces,       &cache_stats::splinters,
+      &cache_stats::bytes_compacted};
   static_assert(sizeof(all) / sizeof(all[0]) * 8 == sizeof(cache_stats), "a counter is missing");
   std::uint64_t k = 1;
   for (auto m : all) {

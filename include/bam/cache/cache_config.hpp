@@ -6,6 +6,12 @@
 
 namespace bam {
 
+#ifdef NDEBUG
+inline constexpr bool debug_build = false;
+#else
+inline constexpr bool debug_build = true;
+#endif
+
 /// The paper's decomposition (seed 000, Fig 8):
 /// - none: every access issues its own I/O into a private buffer; nothing is shared.
 /// - naive: the cache, but each thread probes for itself (no warp coalescing, no reuse).
@@ -50,6 +56,9 @@ struct cache_config {
   std::uint32_t frame_percent = 50;  ///< share of the lines carved into frames (two_level)
   /// Epoch reader slots (epochs): 0 picks 4096 on the CPU, every resident thread on a GPU.
   std::uint32_t epoch_slots = 0;
+  /// two_level: every hit on a coalesced piece checks that its frame's owner is the reading
+  /// array's tenant and piece, and reports a cache error otherwise. On in debug builds.
+  bool check_frame_owners = debug_build;
 };
 
 }  // namespace bam

@@ -46,6 +46,11 @@ struct array_slot {
   /// (cache/mosaic/dense_cache.hpp); page_table is then unused. Null: base pages.
   std::uint64_t* large_table = nullptr;
   std::uint32_t tenant = 0;  ///< frame owner id of a dense array (never reused by the cache)
+  /// Most frames the tenant may hold at once (0: no quota); a reservation at the quota
+  /// evicts one of the tenant's own frames.
+  std::uint32_t frame_quota = 0;
+  /// Frames the tenant holds, counting reservations in progress (a word of cache memory).
+  std::uint32_t* frames_held = nullptr;
 };
 static_assert(std::is_trivially_copyable_v<array_slot>);
 

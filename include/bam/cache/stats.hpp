@@ -28,6 +28,11 @@ struct cache_stats {
   std::uint64_t bytes_requested = 0;  ///< bytes the application asked for
   std::uint64_t bytes_moved = 0;      ///< bytes read and written by I/O commands
   std::uint64_t errors = 0;           ///< accesses that returned an error status
+  std::uint64_t bytes_fetched = 0;    ///< bytes read by load commands (part of bytes_moved)
+  // Two-level translation (dense arrays on a two_level cache, docs/mosaic.md):
+  std::uint64_t coalesces = 0;        ///< pieces given a whole frame (coalesced)
+  std::uint64_t splinters = 0;        ///< coalesced pieces turned back into base pages
+  std::uint64_t bytes_compacted = 0;  ///< bytes moved between frames by compaction
 
   [[nodiscard]] std::uint64_t probes() const { return hits + misses; }
   [[nodiscard]] std::uint64_t io_commands() const { return loads + write_backs + read_through; }
@@ -39,6 +44,26 @@ struct cache_stats {
                            : 0.0;
   }
   cache_stats& operator+=(const cache_stats& o);
+};
+
+/// What one tenant (an array declared dense on a two_level cache) holds of the frame pool and
+/// what it did, from page_cache::tenant_stats between launches. Frames: `coalesced` serve one
+/// of its pieces; `reserved` are held by one of its reservations or evictions in progress;
+/// `shared` hold base pages of several of its sparse pieces (none before sparse pieces exist).
+/// bloat_bytes: bytes of its frames that hold no resident page (reserved but empty).
+struct tenant_stats {
+  std::uint32_t tenant = 0;       ///< 0: the array is not a tenant (base pages)
+  std::uint32_t frame_quota = 0;  ///< most frames it may hold at once; 0: no quota
+  std::uint64_t frames_coalesced = 0;
+  std::uint64_t frames_reserved = 0;
+  std::uint64_t frames_shared = 0;
+  std::uint64_t resident_bytes = 0;
+  std::uint64_t bloat_bytes = 0;
+  cache_stats counters;  ///< hits, misses, bytes_fetched, coalesces, splinters, ...
+
+  [[nodiscard]] std::uint64_t frames_held() const {
+    return frames_coalesced + frames_reserved + frames_shared;
+  }
 };
 
 /// One shard: the same counters, on their own line.

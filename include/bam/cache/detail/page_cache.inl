@@ -192,6 +192,7 @@ BAM_HD inline io_status page_cache_ref::line_io(nvme::io_opcode op, const array_
   if (s.ok()) {
     a.stats.add(op == nvme::io_opcode::read ? &cache_stats::loads : &cache_stats::write_backs, 1);
     a.stats.add(&cache_stats::bytes_moved, bytes);
+    if (op == nvme::io_opcode::read) a.stats.add(&cache_stats::bytes_fetched, bytes);
   }
   return s;
 }

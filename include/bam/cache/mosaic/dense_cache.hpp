@@ -16,6 +16,11 @@
 ///   until no reader can use the frame, waits for loads in flight, writes dirty pages back,
 ///   empties the entry and hands the frame to the new piece.
 ///
+/// Tenants: a dense array is a tenant; a frame serves one tenant at a time and is written back
+/// and its bitmaps and owner cleared before another gets it. A tenant with a frame quota that
+/// holds its quota evicts one of its own frames to reserve another. With check_owner (debug
+/// builds by default) every hit checks the frame's owner against the reader's tenant and piece.
+///
 /// Rules that keep it deadlock-free: nobody waits while protecting a frame (a loader marks its
 /// slot busy, leaves, then does the I/O; the busy bit keeps the frame); reservations and
 /// evictions happen outside any protection; every wait is bounded and reports what it waited on.
@@ -74,10 +79,16 @@ class dense_cache_ref {
  private:
   BAM_HD bool reserve(const array_slot& a, std::uint64_t piece, std::uint64_t& entry_word,
                       io_status& failure) const;
-  BAM_HD bool claim_frame(std::uint32_t& frame, std::uint64_t deadline_ns) const;
+  BAM_HD bool claim_frame(const array_slot& a, bool own_only, std::uint32_t& frame,
+                          std::uint64_t deadline_ns) const;
+  BAM_HD bool admit(const array_slot& a) const;
+  BAM_HD void give_back_admission(const array_slot& a) const;
+  BAM_HD bool owner_is(const array_slot& a, std::uint32_t frame, std::uint64_t piece) const;
+  BAM_HD acquire_result wrong_owner(const array_slot& a, std::uint64_t page) const;
   BAM_HD bool try_hold(std::uint32_t frame, std::uint64_t& s, bool want_open) const;
   BAM_HD void reopen(std::uint32_t frame) const;
-  BAM_HD bool empty_held(std::uint32_t frame, std::uint64_t deadline_ns) const;
+  BAM_HD bool empty_held(std::uint32_t frame, std::uint64_t deadline_ns,
+                         std::uint32_t keep_count_for = 0) const;
   BAM_HD bool wait_not_busy(std::uint32_t frame, std::uint64_t deadline_ns) const;
   BAM_HD bool write_back_dirty(const array_slot& owner, std::uint64_t piece,
                                std::uint32_t frame) const;

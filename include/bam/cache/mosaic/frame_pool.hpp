@@ -5,7 +5,7 @@
 ///
 ///   state[f]           frame state word (large_entry.hpp): pins, OPEN, HELD, tag
 ///   resident/busy/dirty[f * words_per_frame + w]   one bit per slot of the frame
-///   owner[f]           tenant << 48 | piece: whose entry to close on eviction (HELD only)
+///   owner[f]           tenant << 48 | piece: whose entry to close on eviction; 0 when free
 ///   referenced[f]      CLOCK hint: set when a slot of the frame is loaded
 ///   resident_count[f]  slots resident (statistics and planning)
 ///   epoch, epoch_slots (pinning_kind::epochs): the global epoch and one word per reader slot
@@ -36,6 +36,7 @@ struct frame_pool_view {
   std::uint64_t* epoch = nullptr;
   std::uint64_t* epoch_slots = nullptr;
   std::uint32_t epoch_slot_count = 0;
+  bool check_owner = false;  ///< cache_config::check_frame_owners
 
   [[nodiscard]] BAM_HD bool enabled() const { return geometry.frames != 0; }
   /// The word of `bits` (resident, busy or dirty) holding slot `slot` of `frame`.

@@ -48,6 +48,23 @@ BAM_HD inline void dense_cache_ref::mark_dirty(std::uint32_t line) const {
   if (!(d.load(order::relaxed) & bit)) d.fetch_or(bit, order::relaxed);
 }
 
+BAM_HD inline bool dense_cache_ref::owner_is(const array_slot& a, std::uint32_t frame,
+                                             std::uint64_t piece) const {
+  if (!pool_.check_owner) return true;
+  // relaxed: the reserver stored the owner before the release that opened the frame and
+  // published the entry, which our protection acquired; it changes only once every protected
+  // reader has left (the frame is taken with no pins, or after a grace period).
+  const std::uint64_t own = atomic_ref<std::uint64_t>(pool_.owner[frame]).load(order::relaxed);
+  return own == ((std::uint64_t{a.tenant} << owner_tenant_shift) | piece);
+}
+
+BAM_HD inline acquire_result dense_cache_ref::wrong_owner(const array_slot& a,
+                                                          std::uint64_t page) const {
+  const io_status s = io_status::host(status_source::invalid_request);
+  a.errors->record(error_kind::cache, s, 0, 0, 0, 0, page);
+  return {0, s, probe_kind::failed};
+}
+
 BAM_HD inline acquire_result dense_cache_ref::acquire(const array_slot& a, std::uint64_t page,
                                                       std::uint32_t hint,
                                                       frame_guard& guard) const {
@@ -73,6 +90,10 @@ BAM_HD inline acquire_result dense_cache_ref::acquire(const array_slot& a, std::
       // slot_order (acquire or seq_cst, pinning.hpp): the loader released the slot's data
       // with the bit.
       if (resident.load(slot_order) & bit) {
+        if (!owner_is(a, frame, piece)) {
+          release(guard);
+          return wrong_owner(a, page);
+        }
         return {line,
                 {},
                 loaded   ? probe_kind::miss
@@ -146,7 +167,22 @@ BAM_HD inline bool dense_cache_ref::reserve(const array_slot& a, std::uint64_t p
                                             std::uint64_t& entry_word, io_status& failure) const {
   atomic_ref<std::uint64_t> entry(entry_word);
   std::uint32_t frame = 0;
-  if (!claim_frame(frame, now_ns() + cache_.victim_timeout_ns())) {
+  const std::uint64_t deadline_ns = now_ns() + cache_.victim_timeout_ns();
+  bool claimed = false;
+  backoff pause;
+  for (;;) {
+    // Under its quota a tenant takes a free frame or CLOCK's victim; at its quota only one of
+    // its own frames, whose count then carries over to the new piece.
+    const bool admitted = admit(a);
+    if (claim_frame(a, !admitted, frame, deadline_ns)) {
+      claimed = true;
+      break;
+    }
+    if (admitted) give_back_admission(a);
+    if (now_ns() > deadline_ns) break;
+    pause.pause();
+  }
+  if (!claimed) {
     failure = io_status::host(status_source::cache_exhausted);
     a.errors->record(error_kind::cache, failure, 0, 0, 0, 0, piece << pool_.geometry.frame_shift);
     // release: nothing was reserved; a later accessor may try again.
@@ -166,7 +202,30 @@ BAM_HD inline bool dense_cache_ref::reserve(const array_slot& a, std::uint64_t p
       pool_.state[frame], [e](std::uint64_t cur) { return frame_opened(cur, e); }, order::release);
   // release: the opened frame before the entry can be found coalesced.
   entry.store(e, order::release);
+  if (a.stats.shards != nullptr) a.stats.add(&cache_stats::coalesces, 1);
   return true;
+}
+
+BAM_HD inline bool dense_cache_ref::admit(const array_slot& a) const {
+  if (a.frames_held == nullptr) return true;
+  atomic_ref<std::uint32_t> held(*a.frames_held);
+  // relaxed: a count; admission publishes nothing (the frame's hold and open do).
+  if (a.frame_quota == 0) {
+    held.fetch_add(1u, order::relaxed);
+    return true;
+  }
+  std::uint32_t cur = held.load(order::relaxed);  // relaxed: as above
+  while (cur < a.frame_quota) {
+    if (held.compare_exchange(cur, cur + 1u, order::relaxed)) return true;  // relaxed: a count
+  }
+  return false;
+}
+
+BAM_HD inline void dense_cache_ref::give_back_admission(const array_slot& a) const {
+  // relaxed: a count (admit).
+  if (a.frames_held != nullptr) {
+    atomic_ref<std::uint32_t>(*a.frames_held).fetch_sub(1u, order::relaxed);
+  }
 }
 
 BAM_HD inline bool dense_cache_ref::try_hold(std::uint32_t frame, std::uint64_t& s,
@@ -187,44 +246,43 @@ BAM_HD inline void dense_cache_ref::reopen(std::uint32_t frame) const {
       order::release);
 }
 
-BAM_HD inline bool dense_cache_ref::claim_frame(std::uint32_t& frame,
+BAM_HD inline bool dense_cache_ref::claim_frame(const array_slot& a, bool own_only,
+                                                std::uint32_t& frame,
                                                 std::uint64_t deadline_ns) const {
   const std::uint32_t frames = pool_.geometry.frames;
   const std::uint32_t chunk = frames < 8 ? frames : 8;
-  atomic_ref<std::uint64_t> hand(*pool_.hand);
-  backoff pause;
-  for (;;) {
-    // relaxed: the hand only spreads the searches; the CAS in try_hold decides ownership.
-    const std::uint64_t base = hand.fetch_add(chunk, order::relaxed);
-    // Free frames first, then CLOCK's first unreferenced frame (as the base pool does).
-    for (std::uint32_t pass = 0; pass < 2; ++pass) {
-      for (std::uint32_t i = 0; i < chunk; ++i) {
-        const auto f = static_cast<std::uint32_t>((base + i) % frames);
-        // relaxed: a candidate check; the CAS orders.
-        std::uint64_t s = atomic_ref<std::uint64_t>(pool_.state[f]).load(order::relaxed);
-        if (pass == 0) {
-          if (try_hold(f, s, false)) {
-            frame = f;
-            return true;
-          }
-          continue;
+  // relaxed: the hand only spreads the searches; the CAS in try_hold decides ownership.
+  const std::uint64_t base =
+      atomic_ref<std::uint64_t>(*pool_.hand).fetch_add(chunk, order::relaxed);
+  // Free frames first, then CLOCK's first unreferenced frame (as the base pool does); a
+  // tenant at its quota looks only at its own frames.
+  for (std::uint32_t pass = own_only ? 1u : 0u; pass < 2; ++pass) {
+    for (std::uint32_t i = 0; i < chunk; ++i) {
+      const auto f = static_cast<std::uint32_t>((base + i) % frames);
+      // relaxed: a candidate check; the CAS orders.
+      std::uint64_t s = atomic_ref<std::uint64_t>(pool_.state[f]).load(order::relaxed);
+      if (pass == 0) {
+        if (try_hold(f, s, false)) {
+          frame = f;
+          return true;
         }
-        atomic_ref<std::uint32_t> ref(pool_.referenced[f]);
-        if (ref.load(order::relaxed) != 0) {  // relaxed: a CLOCK hint
-          ref.store(0u, order::relaxed);      // second chance
-          continue;
-        }
-        if (try_hold(f, s, true)) {
-          if (empty_held(f, deadline_ns)) {
-            frame = f;
-            return true;
-          }
+        continue;
+      }
+      if (own_only && (frame_tag(s) & entry_bits::tenant_mask) != a.tenant) continue;
+      atomic_ref<std::uint32_t> ref(pool_.referenced[f]);
+      if (ref.load(order::relaxed) != 0) {  // relaxed: a CLOCK hint
+        ref.store(0u, order::relaxed);      // second chance
+        continue;
+      }
+      if (try_hold(f, s, true)) {
+        if (empty_held(f, deadline_ns, own_only ? a.tenant : 0u)) {
+          frame = f;
+          return true;
         }
       }
     }
-    if (now_ns() > deadline_ns) return false;
-    pause.pause();
   }
+  return false;
 }
 
 BAM_HD inline const array_slot* dense_cache_ref::tenant_slot(std::uint32_t tenant,
@@ -292,10 +350,12 @@ BAM_HD inline void dense_cache_ref::reset_bits(std::uint32_t frame) const {
     atomic_ref<std::uint64_t>(pool_.dirty[first + w]).store(0u, order::relaxed);
   }
   atomic_ref<std::uint32_t>(pool_.resident_count[frame]).store(0u, order::relaxed);
+  // relaxed: as above; a frame on its way to another tenant names no owner.
+  atomic_ref<std::uint64_t>(pool_.owner[frame]).store(0u, order::relaxed);
 }
 
-BAM_HD inline bool dense_cache_ref::empty_held(std::uint32_t frame,
-                                               std::uint64_t deadline_ns) const {
+BAM_HD inline bool dense_cache_ref::empty_held(std::uint32_t frame, std::uint64_t deadline_ns,
+                                               std::uint32_t keep_count_for) const {
   // relaxed: the owner was stored by the reserver before the release that opened the frame,
   // which our acquiring hold read.
   const std::uint64_t own = atomic_ref<std::uint64_t>(pool_.owner[frame]).load(order::relaxed);
@@ -319,7 +379,11 @@ BAM_HD inline bool dense_cache_ref::empty_held(std::uint32_t frame,
     return false;
   }
   reset_bits(frame);
-  owner->stats.add(&cache_stats::evictions, 1);
+  if (owner->stats.shards != nullptr) owner->stats.add(&cache_stats::evictions, 1);
+  if (owner->frames_held != nullptr && tenant != keep_count_for) {
+    // relaxed: a count (admit); the frame leaves its tenant.
+    atomic_ref<std::uint32_t>(*owner->frames_held).fetch_sub(1u, order::relaxed);
+  }
   // release: the write-back finished before the piece can be reserved and loaded again.
   entry.store(entry_bits::empty, order::release);
   return true;
@@ -453,9 +517,10 @@ BAM_HD io_status dense_cache_ref::access(const array_slot& a, std::uint64_t page
     if (entry_coalesced(held)) {
       const std::uint32_t frame = entry_frame(held);
       // slot_order: the loader released the slot's data with the bit.
-      if (atomic_ref<std::uint64_t>(pool_.word(pool_.resident, frame, slot))
-              .load(pinning_.slot_order()) &
-          frame_pool_view::bit(slot)) {
+      const bool resident = (atomic_ref<std::uint64_t>(pool_.word(pool_.resident, frame, slot))
+                                 .load(pinning_.slot_order()) &
+                             frame_pool_view::bit(slot)) != 0;
+      if (resident && owner_is(a, frame, piece_of(page))) {
         const auto line = static_cast<std::uint32_t>(pool_.geometry.line_of(frame, slot));
         op(cache_.line_data(line) + within);
         if (dirty) mark_dirty(line);
