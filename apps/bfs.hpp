@@ -81,13 +81,20 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
     const bfs_claim claim{depths.data(), next.data(), counters.data(), depth};
     using view = typename Edges::view_type;
     if (options.scan_divisor != 0 && size > n / options.scan_divisor) {
-      const launch_shape shape = within(exec.shape_for(n), edges.max_launch_threads());
-      exec.launch(shape, bfs_scan_kernel<view>{edges.view(shape), offsets_d.data(), claim, n});
+      edges.sweep(exec, n, [&](const edge_slice& slice, auto&& view_for) {
+        const launch_shape shape =
+            within(exec.shape_for(slice.vertices()), edges.max_launch_threads());
+        exec.launch(shape,
+                    bfs_scan_kernel<view>{view_for(shape), offsets_d.data(), slice, claim, n});
+      });
       ++r.scanned_levels;
     } else {
-      const launch_shape shape = within(exec.shape_for(size), edges.max_launch_threads());
-      exec.launch(shape, bfs_expand_kernel<view>{edges.view(shape), offsets_d.data(),
-                                                 frontier.data(), size, claim, n});
+      const std::uint64_t listed = size;
+      edges.sweep(exec, n, [&](const edge_slice& slice, auto&& view_for) {
+        const launch_shape shape = within(exec.shape_for(listed), edges.max_launch_threads());
+        exec.launch(shape, bfs_expand_kernel<view>{view_for(shape), offsets_d.data(), slice,
+                                                   frontier.data(), listed, claim, n});
+      });
     }
     std::uint64_t found[2];
     exec.download(counters, 0, std::span<std::uint64_t>(found));

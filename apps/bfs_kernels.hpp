@@ -45,11 +45,13 @@ struct bfs_claim {
 };
 
 /// Expands the frontier list of level `depth - 1`: a warp per frontier vertex, in the order
-/// the list was built (discovery order). For small frontiers.
+/// the list was built (discovery order), reading the part of each list in `slice`. For small
+/// frontiers.
 template <class View>
 struct bfs_expand_kernel {
   View ids;
   const std::uint64_t* offsets;  ///< n + 1
+  edge_slice slice;
   const std::uint64_t* frontier;
   std::uint64_t frontier_size;
   bfs_claim claim;
@@ -59,30 +61,34 @@ struct bfs_expand_kernel {
     const warp_position w = warp_of(t);
     for (std::uint64_t i = w.warp; i < frontier_size; i += w.warps) {
       const std::uint64_t u = frontier[i];
-      for_each_neighbour(ids, w, offsets[u], offsets[u + 1], n, &claim.counters[1], claim);
+      if (!slice.holds_vertex(u)) continue;
+      for_each_neighbour(ids, w, slice, offsets[u], offsets[u + 1], n, &claim.counters[1], claim);
     }
   }
 };
 
-/// Expands level `depth - 1` by scanning every vertex in id order (a warp per vertex) and
-/// expanding those at that depth. For large frontiers: the lists are then read in the order
-/// they lie on storage, so warps running at once share lines instead of each touching a line
-/// of its own at random (the discovery order of a frontier list).
+/// Expands level `depth - 1` by scanning the vertices of `slice` in id order (a warp per
+/// vertex) and expanding those at that depth. A vertex claimed while the level runs gets
+/// `depth`, never `depth - 1`, so slices launched one after another see the same level. For large
+/// frontiers: the lists are then read in the order they lie on storage, so warps running at once
+/// share lines instead of each touching a line of its own at random (the discovery order of a
+/// frontier list).
 template <class View>
 struct bfs_scan_kernel {
   View ids;
   const std::uint64_t* offsets;  ///< n + 1
+  edge_slice slice;
   bfs_claim claim;
   std::uint64_t n;
 
   BAM_HD void operator()(thread_index t) const {
     const warp_position w = warp_of(t);
     const std::int32_t level = claim.depth - 1;
-    for (std::uint64_t u = w.warp; u < n; u += w.warps) {
+    for (std::uint64_t u = slice.vertex_begin + w.warp; u < slice.vertex_end; u += w.warps) {
       // relaxed: level-(depth-1) depths were written by earlier launches; a claim racing
       // with this load only turns unreached into `depth`, so every lane sees the same answer.
       if (atomic_ref<std::int32_t>(claim.depths[u]).load(order::relaxed) != level) continue;
-      for_each_neighbour(ids, w, offsets[u], offsets[u + 1], n, &claim.counters[1], claim);
+      for_each_neighbour(ids, w, slice, offsets[u], offsets[u + 1], n, &claim.counters[1], claim);
     }
   }
 };

@@ -2,11 +2,12 @@
 /// @file
 /// Connected components of a graph taken as undirected, its neighbour ids on storage.
 ///
-/// A concurrent union-find (cc_kernels.hpp): one launch initialises the forest, one unites the
-/// ends of every edge while reading each adjacency list once (a single pass over the data on
-/// storage, where label propagation or Shiloach-Vishkin read every edge again on each of
-/// their O(diameter) or O(log n) rounds), one jumps every vertex to its root. The label of a
-/// vertex is the smallest vertex id of its component, so partitions compare exactly.
+/// A concurrent union-find (cc_kernels.hpp): one launch initialises the forest, one (one per
+/// partition when tiled) unites the ends of every edge while reading each adjacency list once
+/// (a single pass over the data on storage, where label propagation or Shiloach-Vishkin read
+/// every edge again on each of their O(diameter) or O(log n) rounds), one jumps every vertex to
+/// its root. The label of a vertex is the smallest vertex id of its component, so partitions
+/// compare exactly.
 ///
 ///     apps::cc_result r = apps::run_cc(exec, offsets, apps::array_edges(ids), {.symmetric = s});
 
@@ -52,10 +53,12 @@ cc_result run_cc(Exec& exec, std::span<const std::uint64_t> offsets, const Edges
   const auto start = std::chrono::steady_clock::now();
   const union_find_ref forest{parent.data()};
   exec.launch(exec.shape_for(n), cc_init_kernel{parent.data(), n});
-  const launch_shape shape = within(exec.shape_for(n), edges.max_launch_threads());
-  exec.launch(shape,
-              cc_hook_kernel<typename Edges::view_type>{edges.view(shape), offsets_d.data(), forest,
-                                                        bad_ids.data(), n, options.symmetric});
+  edges.sweep(exec, n, [&](const edge_slice& slice, auto&& view_for) {
+    const launch_shape shape = within(exec.shape_for(slice.vertices()), edges.max_launch_threads());
+    exec.launch(shape, cc_hook_kernel<typename Edges::view_type>{view_for(shape), offsets_d.data(),
+                                                                 slice, forest, bad_ids.data(), n,
+                                                                 options.symmetric});
+  });
   exec.launch(exec.shape_for(n), cc_compress_kernel{forest, n});
   std::uint64_t bad = 0;
   exec.download(bad_ids, 0, std::span<std::uint64_t>(&bad, 1));

@@ -77,13 +77,14 @@ struct cc_init_kernel {
   }
 };
 
-/// Unites the ends of every edge: a warp per vertex u reads u's neighbours. For a symmetric
-/// graph each edge is stored both ways and is united once, from its larger end; otherwise
+/// Unites the ends of every edge of `slice`: a warp per vertex u reads u's neighbours there. For a
+/// symmetric graph each edge is stored both ways and is united once, from its larger end; otherwise
 /// every stored edge is united (the graph is taken as undirected either way).
 template <class View>
 struct cc_hook_kernel {
   View ids;
   const std::uint64_t* offsets;
+  edge_slice slice;
   union_find_ref forest;
   std::uint64_t* bad_ids;
   std::uint64_t n;
@@ -91,11 +92,12 @@ struct cc_hook_kernel {
 
   BAM_HD void operator()(thread_index t) const {
     const warp_position w = warp_of(t);
-    for (std::uint64_t u = w.warp; u < n; u += w.warps) {
-      for_each_neighbour(ids, w, offsets[u], offsets[u + 1], n, bad_ids, [&](std::uint64_t v) {
-        if (v == u || (symmetric && v > u)) return;
-        forest.unite(u, v);
-      });
+    for (std::uint64_t u = slice.vertex_begin + w.warp; u < slice.vertex_end; u += w.warps) {
+      for_each_neighbour(ids, w, slice, offsets[u], offsets[u + 1], n, bad_ids,
+                         [&](std::uint64_t v) {
+                           if (v == u || (symmetric && v > u)) return;
+                           forest.unite(u, v);
+                         });
     }
   }
 };

@@ -21,6 +21,40 @@
 
 namespace bam::apps {
 
+/// Proactive tiling's two buffers (executor.hpp, tiled_edges.hpp) in host memory: a load
+/// waits for every launch queued on `stream` (the pool may still be reading the buffer), then
+/// copies, so nothing overlaps; acquire and release have nothing to order. Null `stream`: an
+/// executor whose launches finish before they return.
+template <class T>
+class host_tiles {
+  static_assert(std::is_trivially_copyable_v<T>);
+
+ public:
+  host_tiles(host_stream* stream, std::uint64_t elements)
+      : stream_(stream),
+        slots_{std::make_unique<T[]>(elements), std::make_unique<T[]>(elements)},
+        elements_(elements) {}
+
+  [[nodiscard]] T* data(unsigned slot) const { return slots_[slot].get(); }
+  [[nodiscard]] std::uint64_t elements() const { return elements_; }
+
+  void load_async(unsigned slot, std::span<const T> src) {
+    if (src.size() > elements_) {
+      throw error("host_tiles: a partition of " + std::to_string(src.size()) +
+                  " elements does not fit a buffer of " + std::to_string(elements_));
+    }
+    if (stream_ != nullptr) stream_->synchronize();  // queued launches may read this buffer
+    if (!src.empty()) std::memcpy(slots_[slot].get(), src.data(), src.size_bytes());
+  }
+  void acquire(unsigned /*slot*/) {}
+  void release(unsigned /*slot*/) {}
+
+ private:
+  host_stream* stream_;
+  std::unique_ptr<T[]> slots_[2];
+  std::uint64_t elements_;
+};
+
 class cpu_executor {
  public:
   /// Working memory: host memory the pool's threads read and write.
@@ -68,6 +102,12 @@ class cpu_executor {
   }
 
   void synchronize() { stream_->synchronize(); }
+
+  /// Two buffers of `elements` for proactive tiling.
+  template <class T>
+  [[nodiscard]] host_tiles<T> make_tiles(std::uint64_t elements) {
+    return host_tiles<T>(stream_, elements);
+  }
 
   /// One logical thread per item, in blocks of `block_threads`; past `max_threads` items the
   /// kernels' grid-stride loops take several items per thread.

@@ -5,10 +5,12 @@
 /// on storage, read through the page cache (the product), or over memory the kernels read
 /// directly (array::over_memory: the host-memory and device-memory baselines).
 ///
-/// A source offers view(shape) (what a kernel holds for one launch), check() (throws for an
-/// error a kernel recorded), size(), stats() and max_launch_threads(). A view offers what kernels
-/// use of bam::array_ref: try_read(i, out) and reader(), a per-thread cursor with try_read(i, out)
-/// and drop(); and value_type.
+/// A source offers sweep(exec, vertices, launch) (calls launch(slice, view_for) for each slice of
+/// the array the kernels read in one pass, in order, where view_for(shape) is the view a launch
+/// of that shape holds), check() (throws for an error a kernel recorded), size(), stats() and
+/// max_launch_threads(). A view offers what kernels use of bam::array_ref: try_read(i, out) and
+/// reader(), a per-thread cursor with try_read(i, out) and drop(); and value_type.
+/// tiled_edges.hpp is the other source: partitions copied into GPU buffers.
 
 #include <cstdint>
 #include <optional>
@@ -19,6 +21,7 @@
 #include <bam/platform/warp.hpp>
 
 #include "apps/executor.hpp"
+#include "apps/kernel_support.hpp"
 
 namespace bam::apps {
 
@@ -46,6 +49,12 @@ class array_edges {
   /// launch or it reads through bounce buffers.
   [[nodiscard]] view_type view(launch_shape shape) const {
     return ids_->ref_for_launch(shape.grid, shape.block);
+  }
+  /// One pass over the neighbours of a graph of `vertices` vertices: a single slice, the whole
+  /// array, read through the array's view.
+  template <class Exec, class Launch>
+  void sweep(Exec& /*exec*/, std::uint64_t vertices, Launch&& launch) const {
+    launch(edge_slice::whole(size(), vertices), [this](launch_shape shape) { return view(shape); });
   }
   /// Throws bam::nvme_error for an I/O error a kernel recorded.
   void check() const { ids_->check(); }

@@ -15,6 +15,14 @@
 ///     e.synchronize()                     waits for every queued launch; rethrows its errors
 ///     e.shape_for(items) -> launch_shape  a launch with one warp per item (a grid-stride loop
 ///                                         covers items past the executor's largest launch)
+///     e.make_tiles<T>(n) -> tiles         two buffers of n elements for proactive tiling
+///                                         (tiled_edges.hpp; only that source needs it):
+///       t.data(slot) -> T*                slot 0 or 1, for kernels
+///       t.load_async(slot, span<const T>) copies into the slot once the launches released
+///                                         from it have finished (may return before the copy)
+///       t.acquire(slot)                   launches queued from now on wait for that copy
+///       t.release(slot)                   the launches queued so far are the slot's last
+///                                         readers before its next load
 ///
 /// Kernel functors hold raw pointers into buffers and array refs only (trivially copyable);
 /// no host-only type reaches a kernel. kernel_types.hpp lists every kernel type a driver

@@ -93,7 +93,8 @@ class gpu_executor {
     cudaDeviceProp p{};
     BAM_CUDA_CHECK(cudaGetDevice(&device));
     BAM_CUDA_CHECK(cudaGetDeviceProperties(&p, device));
-    const std::uint32_t sms = rt.app_sms() ? rt.app_sms() : static_cast<std::uint32_t>(p.multiProcessorCount);
+    const std::uint32_t sms =
+        rt.app_sms() ? rt.app_sms() : static_cast<std::uint32_t>(p.multiProcessorCount);
     max_threads_ = std::uint64_t{sms} * static_cast<std::uint64_t>(p.maxThreadsPerMultiProcessor);
   }
 
@@ -105,7 +106,8 @@ class gpu_executor {
   template <class View>
   void warm_up() {
     rt_->warm_up([](stream_handle s) {
-      std::apply([&](auto... k) { (warm_up_launch<decltype(k)>(s), ...); }, app_kernel_types<View>{});
+      std::apply([&](auto... k) { (warm_up_launch<decltype(k)>(s), ...); },
+                 app_kernel_types<View>{});
     });
   }
 
@@ -136,11 +138,87 @@ class gpu_executor {
 
   void synchronize() { rt_->synchronize(rt_->stream(), 0, "an app kernel"); }
 
+  /// Proactive tiling's two buffers (executor.hpp, tiled_edges.hpp) in GPU memory from the
+  /// arena. A load is a cudaMemcpyAsync on a copy stream of their own, so it overlaps the
+  /// launches reading the other buffer; events order each copy after the launches released
+  /// from its buffer, and the launches acquired after it behind the copy. The source must be
+  /// pinned host memory for the copy to be asynchronous (the image is, on a GPU). Events and
+  /// the copy stream live in the primary context, so the runtime's stream must too: open the
+  /// runtime with plain streams (runtime_config::green_contexts = false), as the tiled backend
+  /// does (it runs no controller).
+  template <class T>
+  class tiles {
+   public:
+    tiles(gpu_executor& exec, std::uint64_t elements)
+        : rt_(exec.rt_),
+          copy_(owned_stream::create_non_blocking()),
+          slots_{exec.allocate<T>(elements), exec.allocate<T>(elements)} {
+      for (unsigned slot = 0; slot < 2; ++slot) {
+        BAM_CUDA_CHECK(cudaEventCreateWithFlags(&loaded_[slot], cudaEventDisableTiming));
+        BAM_CUDA_CHECK(cudaEventCreateWithFlags(&freed_[slot], cudaEventDisableTiming));
+      }
+    }
+    ~tiles() {
+      // A copy may still be in flight when an app threw: let it land before the buffers go
+      // back to the arena (bounded; destructors never throw).
+      try {
+        if (copy_.get() != nullptr) rt_->synchronize(copy_.get(), 0, "a tile copy");
+      } catch (...) {
+      }
+      for (unsigned slot = 0; slot < 2; ++slot) {
+        if (loaded_[slot] != nullptr) (void)cudaEventDestroy(loaded_[slot]);
+        if (freed_[slot] != nullptr) (void)cudaEventDestroy(freed_[slot]);
+      }
+    }
+    tiles(tiles&& o) noexcept
+        : rt_(o.rt_),
+          copy_(std::move(o.copy_)),
+          slots_{std::move(o.slots_[0]), std::move(o.slots_[1])} {
+      for (unsigned slot = 0; slot < 2; ++slot) {
+        loaded_[slot] = std::exchange(o.loaded_[slot], nullptr);
+        freed_[slot] = std::exchange(o.freed_[slot], nullptr);
+      }
+    }
+    tiles& operator=(tiles&&) = delete;
+    tiles(const tiles&) = delete;
+    tiles& operator=(const tiles&) = delete;
+
+    [[nodiscard]] T* data(unsigned slot) const { return slots_[slot].data(); }
+    [[nodiscard]] std::uint64_t elements() const { return slots_[0].size(); }
+
+    void load_async(unsigned slot, std::span<const T> src) {
+      check_range(slots_[slot].size(), 0, src.size());
+      // The copy waits for the launches released from this buffer (none yet: a no-op).
+      BAM_CUDA_CHECK(cudaStreamWaitEvent(copy_.get(), freed_[slot], 0));
+      if (!src.empty()) copy_async(slots_[slot].data(), src.data(), src.size_bytes(), copy_.get());
+      BAM_CUDA_CHECK(cudaEventRecord(loaded_[slot], copy_.get()));
+    }
+    /// Launches queued on the app stream from now on wait for the slot's last copy.
+    void acquire(unsigned slot) {
+      BAM_CUDA_CHECK(cudaStreamWaitEvent(rt_->stream(), loaded_[slot], 0));
+    }
+    /// The next copy into the slot waits for the launches queued on the app stream so far.
+    void release(unsigned slot) { BAM_CUDA_CHECK(cudaEventRecord(freed_[slot], rt_->stream())); }
+
+   private:
+    gpu_runtime* rt_;
+    owned_stream copy_;
+    buffer<T> slots_[2];
+    cudaEvent_t loaded_[2] = {nullptr, nullptr};
+    cudaEvent_t freed_[2] = {nullptr, nullptr};
+  };
+
+  template <class T>
+  [[nodiscard]] tiles<T> make_tiles(std::uint64_t elements) {
+    return tiles<T>(*this, elements);
+  }
+
   /// A warp per item, in blocks of 256 threads, up to every thread the app SMs hold; the
   /// kernels' grid-stride loops cover the rest.
   [[nodiscard]] launch_shape shape_for(std::uint64_t items) const {
     const std::uint64_t threads = std::clamp<std::uint64_t>(items * 32, 256, max_threads_);
-    return {static_cast<std::uint32_t>((threads + block_threads - 1) / block_threads), block_threads};
+    return {static_cast<std::uint32_t>((threads + block_threads - 1) / block_threads),
+            block_threads};
   }
 
   static constexpr std::uint32_t block_threads = 256;
@@ -148,8 +226,8 @@ class gpu_executor {
  private:
   static void check_range(std::uint64_t size, std::uint64_t first, std::uint64_t count) {
     if (first > size || count > size - first) {
-      throw error("gpu_executor: a copy of " + std::to_string(count) + " elements at " + std::to_string(first) +
-                  " runs past a buffer of " + std::to_string(size));
+      throw error("gpu_executor: a copy of " + std::to_string(count) + " elements at " +
+                  std::to_string(first) + " runs past a buffer of " + std::to_string(size));
     }
   }
 

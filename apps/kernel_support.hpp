@@ -31,22 +31,62 @@ struct warp_position {
   return {t.id / width, t.count / width, warp::lane(), width};
 }
 
-/// Calls `visit(v)` for every neighbour v of one vertex, whose ids are [begin, end) of `ids`,
-/// with the lanes of the calling warp reading consecutive entries (EMOGI's access pattern: on
-/// a GPU one warp's reads fall in one or two lines and coalesce into one probe each). Every
-/// lane of the warp calls this for the same vertex. A lane keeps one cursor, so the entries
-/// it reads from one line cost one pin; the cursor drops its pin when the list ends, so a warp
-/// never holds more than the lines of the list it is on.
+/// The slice of the neighbour array one launch reads: entries [first, last), and the vertices
+/// [vertex_begin, vertex_end) whose lists meet them. Every backend reads the whole array as one
+/// slice but proactive tiling, which launches once per partition (tiled_edges.hpp); a list
+/// that spans partitions is read a piece per launch.
+struct edge_slice {
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+  std::uint64_t vertex_begin = 0;
+  std::uint64_t vertex_end = 0;
+
+  [[nodiscard]] BAM_HD std::uint64_t vertices() const { return vertex_end - vertex_begin; }
+  [[nodiscard]] BAM_HD bool holds_vertex(std::uint64_t v) const {
+    return v >= vertex_begin && v < vertex_end;
+  }
+  /// The slice of a whole array of `edges` entries over `vertices` vertices.
+  [[nodiscard]] static edge_slice whole(std::uint64_t edges, std::uint64_t vertices) {
+    return {0, edges, 0, vertices};
+  }
+};
+
+/// A warp's reads of an adjacency list start on a boundary of this many bytes (EMOGI's
+/// alignment: a warp's loads then fill whole 128-byte memory transactions).
+inline constexpr std::uint64_t aligned_read_bytes = 128;
+
+/// Calls `visit(v)` for every neighbour v of one vertex whose ids are [begin, end) of `ids`,
+/// clipped to `slice`, with the lanes of the calling warp reading consecutive entries. Every
+/// lane of the warp calls this for the same vertex.
+///
+/// EMOGI's access pattern: the warp starts at the entry on the 128-byte boundary at or before
+/// the list's first entry (element indices and addresses align alike: the neighbour section
+/// starts on a 64 KiB boundary and tile buffers on 256 bytes), and lanes before the list read
+/// nothing; so each step of the warp reads whole aligned 128-byte segments (one memory
+/// transaction each from host or GPU memory, and the fewest cache lines through the cache).
+/// The entries visited, hence every result, are those of the unaligned walk. On a CPU thread
+/// (a warp of one lane) there is nothing to align.
+///
+/// A lane keeps one cursor, so the entries it reads from one line cost one pin; the cursor
+/// drops its pin when the list ends, so a warp never holds more than the lines of the list it
+/// is on.
 ///
 /// An id that cannot be read (the array recorded the error; the host's check() throws) is
 /// skipped; an id >= n (a corrupt file, or the poison value) is counted in `*bad_ids`.
 template <class View, class Visit>
-BAM_HD void for_each_neighbour(const View& ids, const warp_position& w, std::uint64_t begin,
-                               std::uint64_t end, std::uint64_t n, std::uint64_t* bad_ids,
-                               Visit&& visit) {
+BAM_HD void for_each_neighbour(const View& ids, const warp_position& w, const edge_slice& slice,
+                               std::uint64_t begin, std::uint64_t end, std::uint64_t n,
+                               std::uint64_t* bad_ids, Visit&& visit) {
+  using id_type = typename View::value_type;
+  if (begin < slice.first) begin = slice.first;
+  if (end > slice.last) end = slice.last;
+  if (begin >= end) return;
+  constexpr std::uint64_t per_segment = aligned_read_bytes / sizeof(id_type);
+  const std::uint64_t start = w.width > 1 ? begin - begin % per_segment : begin;
   auto cursor = ids.reader();
-  for (std::uint64_t e = begin + w.lane; e < end; e += w.width) {
-    typename View::value_type id;
+  for (std::uint64_t e = start + w.lane; e < end; e += w.width) {
+    if (e < begin) continue;  // before the list: this lane sits out the warp's first step
+    id_type id;
     if (!cursor.try_read(e, id).ok()) continue;
     const std::uint64_t v = id;
     if (v >= n) {

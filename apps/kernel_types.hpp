@@ -15,6 +15,7 @@
 #include "apps/edges.hpp"
 #include "apps/kernel_support.hpp"
 #include "apps/pagerank_kernels.hpp"
+#include "apps/tiled_edges.hpp"
 
 namespace bam::apps {
 
@@ -37,5 +38,7 @@ static_assert(
     detail::all_trivially_copyable<app_kernel_types<array_ref<const std::uint64_t>>>::value);
 static_assert(
     detail::all_trivially_copyable<app_kernel_types<array_ref<const std::uint32_t>>>::value);
+static_assert(detail::all_trivially_copyable<app_kernel_types<window_ref<std::uint64_t>>>::value);
+static_assert(detail::all_trivially_copyable<app_kernel_types<window_ref<std::uint32_t>>>::value);
 
 }  // namespace bam::apps

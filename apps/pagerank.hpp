@@ -69,10 +69,13 @@ pagerank_result run_pagerank(Exec& exec, std::span<const std::uint64_t> offsets,
     exec.launch(exec.shape_for(n),
                 pagerank_prepare_kernel{offsets_d.data(), rank.data(), contrib.data(),
                                         incoming.data(), scalars.data(), n});
-    const launch_shape shape = within(exec.shape_for(n), edges.max_launch_threads());
-    exec.launch(shape, pagerank_push_kernel<typename Edges::view_type>{
-                           edges.view(shape), offsets_d.data(), contrib.data(), incoming.data(),
-                           bad_ids.data(), n});
+    edges.sweep(exec, n, [&](const edge_slice& slice, auto&& view_for) {
+      const launch_shape shape =
+          within(exec.shape_for(slice.vertices()), edges.max_launch_threads());
+      exec.launch(shape, pagerank_push_kernel<typename Edges::view_type>{
+                             view_for(shape), offsets_d.data(), slice, contrib.data(),
+                             incoming.data(), bad_ids.data(), n});
+    });
     exec.launch(exec.shape_for(n), pagerank_apply_kernel{incoming.data(), rank.data(),
                                                          scalars.data(), n, options.damping});
     double sums[2];

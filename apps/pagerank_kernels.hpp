@@ -51,12 +51,13 @@ struct pagerank_prepare_kernel {
   }
 };
 
-/// incoming[v] += contrib[u] for every edge u -> v: a warp per vertex u, lanes over its
-/// out-neighbours (push: needs only out-edges, so it works for any graph).
+/// incoming[v] += contrib[u] for every edge u -> v of `slice`: a warp per vertex u, lanes over
+/// its out-neighbours (push: needs only out-edges, so it works for any graph).
 template <class View>
 struct pagerank_push_kernel {
   View ids;
   const std::uint64_t* offsets;
+  edge_slice slice;
   const double* contrib;
   double* incoming;
   std::uint64_t* bad_ids;
@@ -64,12 +65,13 @@ struct pagerank_push_kernel {
 
   BAM_HD void operator()(thread_index t) const {
     const warp_position w = warp_of(t);
-    for (std::uint64_t u = w.warp; u < n; u += w.warps) {
+    for (std::uint64_t u = slice.vertex_begin + w.warp; u < slice.vertex_end; u += w.warps) {
       const double c = contrib[u];
-      for_each_neighbour(ids, w, offsets[u], offsets[u + 1], n, bad_ids, [&](std::uint64_t v) {
-        // relaxed: a sum read by the next launch.
-        atomic_ref<double>(incoming[v]).fetch_add(c, order::relaxed);
-      });
+      for_each_neighbour(ids, w, slice, offsets[u], offsets[u + 1], n, bad_ids,
+                         [&](std::uint64_t v) {
+                           // relaxed: a sum read by the next launch.
+                           atomic_ref<double>(incoming[v]).fetch_add(c, order::relaxed);
+                         });
     }
   }
 };

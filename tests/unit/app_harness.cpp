@@ -13,12 +13,16 @@
 
 #include "apps/cpu_apps.hpp"
 #include "apps/graph_file.hpp"
+#include "apps/tiled_edges.hpp"
 #include "software_warp.hpp"
 
 namespace bam::apps::testing {
 
 std::string to_string(const storage_shape& s) {
   if (s.host_memory) return "host-memory";
+  if (s.tile_bytes > 0) {
+    return "tiled/" + std::to_string(s.tile_bytes) + "B/" + std::to_string(s.workers) + "threads";
+  }
   return std::string(bam::to_string(s.mode)) + "/" + std::to_string(s.line_bytes) + "B/" +
          std::to_string(s.cache_lines) + "lines/" + std::to_string(s.devices) + "dev/" +
          std::to_string(s.workers) + "threads" +
@@ -57,6 +61,10 @@ class software_warp_executor {
   }
   void synchronize() {}
   [[nodiscard]] launch_shape shape_for(std::uint64_t) const { return {warps_, width_}; }
+  template <class T>
+  [[nodiscard]] host_tiles<T> make_tiles(std::uint64_t elements) {
+    return host_tiles<T>(nullptr, elements);  // launches here finish before they return
+  }
 
  private:
   unsigned warps_;
@@ -84,6 +92,26 @@ void run_on(Exec& exec, const graph_file& g, const Edges& edges, const app_reque
   if (auto s = edges.stats()) out.stats = *s;
 }
 
+// Proactive tiling: the file's neighbour ids copied a partition at a time from the image.
+template <class Exec>
+void run_tiled(Exec& exec, const graph_file& g, const backing_store& image,
+               std::uint64_t tile_bytes, const app_request& request, app_outcome& out) {
+  auto run = [&]<class Id>(Id*) {
+    const auto* ids = reinterpret_cast<const Id*>(image.data() + g.header.neighbors.offset);
+    const tiled_edges<Id, Exec> edges(exec, g.offset_span(), ids, g.edge_count(), tile_bytes);
+    run_on(exec, g, edges, request, out);
+    const tile_traffic t = edges.traffic();
+    out.partitions = t.partitions;
+    out.tile_copies = t.copies;
+    out.bytes_copied = t.bytes_copied;
+  };
+  if (g.id_bytes() == 4) {
+    run(static_cast<std::uint32_t*>(nullptr));
+  } else {
+    run(static_cast<std::uint64_t*>(nullptr));
+  }
+}
+
 }  // namespace
 
 app_outcome run_app(const std::filesystem::path& bcsr, const storage_shape& shape,
@@ -105,6 +133,16 @@ app_outcome run_app(const std::filesystem::path& bcsr, const storage_shape& shap
   };
   if (shape.host_memory) {
     run(nullptr, nullptr);
+    return out;
+  }
+  if (shape.tile_bytes > 0) {
+    if (request.software_warp_width > 1) {
+      software_warp_executor exec(request.software_warps, request.software_warp_width);
+      run_tiled(exec, g, *image, shape.tile_bytes, request, out);
+    } else {
+      cpu_executor exec(stream);
+      run_tiled(exec, g, *image, shape.tile_bytes, request, out);
+    }
     return out;
   }
   storage_config sc;

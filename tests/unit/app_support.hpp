@@ -104,6 +104,7 @@ struct storage_shape {
   std::uint32_t devices = 1;
   unsigned workers = 8;             ///< CPU pool threads
   bool host_memory = false;         ///< ids read in place, no cache
+  std::uint64_t tile_bytes = 0;     ///< > 0: proactive tiling through a buffer of this size
   bool clock_chunk_one = false;     ///< cache_config::clock_chunk = 1
   double latency_us = 0;            ///< modelled device latency
   std::uint64_t bad_lba_begin = 0;  ///< injected unreadable LBAs [begin, end) (device 0)
@@ -126,7 +127,10 @@ struct app_outcome {
   bfs_result bfs;
   cc_result cc;
   pagerank_result pagerank;
-  cache_stats stats;  ///< zero for host memory
+  cache_stats stats;               ///< zero for host memory and tiling
+  std::uint64_t partitions = 0;    ///< tiling: partitions of the neighbour array
+  std::uint64_t tile_copies = 0;   ///< tiling: partition copies
+  std::uint64_t bytes_copied = 0;  ///< tiling: bytes those copies moved
 };
 
 /// Opens `bcsr` on emulated storage of `shape` and runs `request`.

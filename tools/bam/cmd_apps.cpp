@@ -29,6 +29,7 @@
 #endif
 #include "apps/graph_file.hpp"
 #include "apps/outputs.hpp"
+#include "apps/tiled_edges.hpp"
 #include "bam/commands.hpp"
 #include "bam/storage_options.hpp"
 #include "common/json_writer.hpp"
@@ -156,43 +157,97 @@ std::uint64_t work_bytes(const apps::graph_file& g) {
 }
 #endif
 
-// Runs `app(executor, edges)` where the path runs kernels (the CPU pool, or the GPU in a CUDA
-// build); returns its result and the neighbour array's cache statistics (none for the memory
-// backends).
+// The tiled backend's buffer: --cache-bytes, or the default cache size.
+std::uint64_t tile_buffer_bytes(const app_options& o, const apps::graph_file& g) {
+  return o.storage.cache_bytes ? o.storage.cache_bytes : default_cache_bytes(g, o.storage);
+}
+
+// What the neighbour source reports after a run: cache statistics (through the cache) or the
+// tile copies (tiled); neither for the memory backends.
+struct edge_report {
+  std::optional<cache_stats> stats;
+  std::optional<apps::tile_traffic> tiles;
+};
+
+// Runs `body(executor)` where the path runs kernels (the CPU pool, or the GPU in a CUDA build)
+// and returns what it returns. `View` is the neighbour view the kernels hold; the GPU executor
+// reserves its working memory plus `extra_bytes` before the controllers start.
+template <class View, class Body>
+auto on_executor(session& s, [[maybe_unused]] std::uint64_t extra_bytes, Body&& body) {
+  if (!s.path.gpu()) {
+    s.path.start();
+    apps::cpu_executor exec(*s.path.stream);
+    return body(exec);
+  }
+#if defined(BAM_HAVE_CUDA)
+  gpu_runtime& rt = *s.path.runtime;
+  apps::gpu_executor exec(rt, work_bytes(s.graph) + extra_bytes);  // before the controllers
+  exec.warm_up<View>();  // every kernel launched once before the controllers start
+  // Stop the controllers before the executor frees its memory (a free waits for every
+  // running kernel, and the controller kernel never ends), even when the app throws.
+  struct stop_first {
+    gpu_runtime& rt;
+    ~stop_first() {
+      try {
+        rt.stop();
+      } catch (...) {
+      }
+    }
+  } stop{rt};
+  s.path.start();
+  return body(exec);
+#else
+  throw error("this build has no CUDA: run with --target cpu");
+#endif
+}
+
+// Runs `app(executor, edges)` over the neighbour source of the backend: the array (through the
+// cache, or over memory) or tiled partitions. Returns its result and the source's report.
 template <class App>
-auto run_on_edges(session& s, App&& app) {
+auto run_on_edges(const app_options& o, session& s, App&& app) {
+  if (o.storage.backend == "tiled") {
+    const std::uint64_t bytes = tile_buffer_bytes(o, s.graph);
+    auto tiled = [&]<class Id>(Id*) {
+      const auto* ids =
+          reinterpret_cast<const Id*>(s.path.image->data() + s.graph.header.neighbors.offset);
+      // Both halves come from the executor's arena (with room for their alignment).
+      return on_executor<apps::window_ref<Id>>(s, bytes + 1024, [&](auto& exec) {
+        using exec_type = std::decay_t<decltype(exec)>;
+        const apps::tiled_edges<Id, exec_type> edges(exec, s.graph.offset_span(), ids,
+                                                     s.graph.edge_count(), bytes);
+        auto result = app(exec, edges);
+        return std::pair{std::move(result), edge_report{std::nullopt, edges.traffic()}};
+      });
+    };
+    if (s.graph.id_bytes() == 4) return tiled(static_cast<std::uint32_t*>(nullptr));
+    return tiled(static_cast<std::uint64_t*>(nullptr));
+  }
   return apps::with_edges(
       s.graph, s.path.cache.get(), s.set ? &*s.set : nullptr, s.path.memory_data(),
       s.path.device_image.data() == nullptr, [&](const auto& edges) {
-        if (!s.path.gpu()) {
-          s.path.start();
-          apps::cpu_executor exec(*s.path.stream);
-          auto result = app(exec, edges);
-          return std::pair{std::move(result), edges.stats()};
-        }
-#if defined(BAM_HAVE_CUDA)
         using view = typename std::decay_t<decltype(edges)>::view_type;
-        gpu_runtime& rt = *s.path.runtime;
-        apps::gpu_executor exec(rt, work_bytes(s.graph));  // allocated before the controllers
-        exec.warm_up<view>();  // every kernel launched once before the controllers start
-        // Stop the controllers before the executor frees its memory (a free waits for every
-        // running kernel, and the controller kernel never ends), even when the app throws.
-        struct stop_first {
-          gpu_runtime& rt;
-          ~stop_first() {
-            try {
-              rt.stop();
-            } catch (...) {
-            }
-          }
-        } stop{rt};
-        s.path.start();
-        auto result = app(exec, edges);
-        return std::pair{std::move(result), edges.stats()};
-#else
-        throw error("this build has no CUDA: run with --target cpu");
-#endif
+        return on_executor<view>(s, 0, [&](auto& exec) {
+          auto result = app(exec, edges);
+          return std::pair{std::move(result), edge_report{edges.stats(), std::nullopt}};
+        });
       });
+}
+
+// Bytes of the aligned 128-byte segments a warp's reads of the lists of the vertices
+// `read(u)` selects touch (apps/kernel_support.hpp: from the segment holding a list's first
+// entry to the one holding its last): what the memory backends move, modelled.
+template <class Read>
+std::uint64_t segment_bytes(std::span<const std::uint64_t> offsets, std::uint32_t id_bytes,
+                            Read&& read) {
+  constexpr std::uint64_t segment = apps::aligned_read_bytes;
+  std::uint64_t total = 0;
+  for (std::uint64_t u = 0; u + 1 < offsets.size(); ++u) {
+    if (offsets[u] == offsets[u + 1] || !read(u)) continue;
+    const std::uint64_t first = offsets[u] * id_bytes / segment;
+    const std::uint64_t end = (offsets[u + 1] * id_bytes + segment - 1) / segment;
+    total += (end - first) * segment;
+  }
+  return total;
 }
 
 // What every app reports, besides its own lines.
@@ -201,7 +256,9 @@ struct figures {
   std::string what;  // one phrase: what the app did
   double seconds = 0;
   std::uint64_t edges_traversed = 0;
-  std::optional<cache_stats> stats;
+  edge_report io;
+  // The memory backends: bytes of the 128-byte segments of the lists the app read (modelled).
+  std::uint64_t segment_bytes = 0;
   std::vector<std::pair<std::string, std::string>> lines;  // app-specific, printed first
   std::function<void(json_writer&)> json;                  // app-specific fields
 };
@@ -212,17 +269,34 @@ std::string describe_graph(const apps::graph_file& g) {
          ", neighbours " + format_bytes(static_cast<double>(g.neighbour_bytes()));
 }
 
+std::string describe_model(const storage_options& st) {
+  const device_model m = st.model();
+  return "model " + st.model_label() + ": " + fixed(m.latency_us, 1) + " us" +
+         (m.caps ? ", caps " + fixed(m.iops / 1e6, 2) + " M IOPS and " +
+                       format_bytes(m.bandwidth_bytes_per_s) + "/s per device"
+                 : ", no caps");
+}
+
 std::string describe_storage(const app_options& o, const session& s) {
   const storage_options& st = o.storage;
+  if (st.backend == "tiled") {
+    return "tiled (the host copies partitions of the neighbour ids into the kernels' buffer, "
+           "one launch per partition on every pass; no cache, no devices); " +
+           s.path.where();
+  }
   if (!s.path.storage) return st.backend + " (ids read in place, no cache); " + s.path.where();
   const storage_config& c = s.path.storage->config();
   return st.backend + ": " + std::to_string(c.devices) + " device(s), " +
          std::to_string(c.queues_per_device) + " queues x " + std::to_string(c.queue_depth) + ", " +
-         fixed(st.latency_us, 1) + " us latency" + (st.caps ? ", Optane caps" : "") + "; " +
-         s.path.where();
+         describe_model(st) + "; " + s.path.where();
 }
 
 std::string describe_cache(const app_options& o, const session& s) {
+  if (o.storage.backend == "tiled") {
+    const std::uint64_t bytes = tile_buffer_bytes(o, s.graph);
+    return "none; tile buffer " + format_bytes(static_cast<double>(bytes)) + " (two halves)" +
+           (o.storage.cache_bytes ? "" : " (default: 1/8 of the neighbour section)");
+  }
   if (!s.path.cache) return "none";
   const page_cache& c = *s.path.cache;
   const double bytes = static_cast<double>(c.lines()) * c.config().line_bytes;
@@ -234,6 +308,56 @@ std::string describe_cache(const app_options& o, const session& s) {
          (o.storage.cache_bytes ? "" : " (default: 1/8, at least 64 lines)");
 }
 
+double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+
+// How much of the emulated devices' modelled peak a run used: its I/O commands and bytes per
+// second against devices x the model's rates (whether or not the caps applied).
+struct device_use {
+  std::uint64_t commands = 0;
+  std::uint64_t bytes = 0;
+  double commands_per_s = 0;
+  double bytes_per_s = 0;
+  double peak_iops = 0;            // devices x model IOPS
+  double peak_bytes_per_s = 0;     // devices x model bandwidth
+  double peak_commands_per_s = 0;  // devices x the rate at this run's mean command size
+  [[nodiscard]] double fraction_of_iops() const { return ratio(commands_per_s, peak_iops); }
+  [[nodiscard]] double fraction_of_bandwidth() const {
+    return ratio(bytes_per_s, peak_bytes_per_s);
+  }
+  // The devices' modelled busy time over the run's time: the binding one of the two rates.
+  [[nodiscard]] double fraction_of_peak() const {
+    return ratio(commands_per_s, peak_commands_per_s);
+  }
+};
+
+device_use use_of_devices(const storage_options& st, const cache_stats& c, double seconds) {
+  const device_model m = st.model();
+  device_use u;
+  u.commands = c.io_commands();
+  u.bytes = c.bytes_moved;
+  u.commands_per_s = ratio(static_cast<double>(u.commands), seconds);
+  u.bytes_per_s = ratio(static_cast<double>(u.bytes), seconds);
+  const double devices = st.devices;
+  u.peak_iops = devices * m.iops;
+  u.peak_bytes_per_s = devices * m.bandwidth_bytes_per_s;
+  const std::uint64_t mean_bytes = u.commands ? u.bytes / u.commands : 0;
+  u.peak_commands_per_s = devices * m.peak_commands_per_s(mean_bytes);
+  return u;
+}
+
+// Bytes the run moved to read the neighbours, and what counted them.
+struct moved_bytes {
+  std::uint64_t bytes = 0;
+  const char* source = "none";
+};
+
+moved_bytes bytes_moved(const figures& f) {
+  if (f.io.stats) return {f.io.stats->bytes_moved, "cache I/O commands"};
+  if (f.io.tiles) return {f.io.tiles->bytes_copied, "tile copies"};
+  if (f.segment_bytes) return {f.segment_bytes, "modelled: 128 B segments of the lists read"};
+  return {};
+}
+
 void report(const app_options& o, const run_graph& file, const session& s, const figures& f,
             double total_seconds, bool results_to_stdout) {
   // The summary goes where the per-vertex results do not.
@@ -241,6 +365,10 @@ void report(const app_options& o, const run_graph& file, const session& s, const
   const double mteps =
       f.seconds > 0 ? static_cast<double>(f.edges_traversed) / f.seconds / 1e6 : 0.0;
   const std::uint64_t needed = f.edges_traversed * s.graph.id_bytes();
+  const moved_bytes moved = bytes_moved(f);
+  const double amplification = ratio(static_cast<double>(moved.bytes), static_cast<double>(needed));
+  std::optional<device_use> use;
+  if (f.io.stats && s.path.storage) use = use_of_devices(o.storage, *f.io.stats, f.seconds);
   std::vector<std::pair<std::string, std::string>> rows;
   auto row = [&](std::string key, std::string value) {
     rows.emplace_back(std::move(key), std::move(value));
@@ -252,13 +380,11 @@ void report(const app_options& o, const run_graph& file, const session& s, const
   row("cache", describe_cache(o, s));
   for (const auto& [key, value] : f.lines) row(key, value);
   row("edges traversed", num(f.edges_traversed));
-  row("time", fixed(f.seconds, 3) + " s (the app's launches; " + fixed(total_seconds, 2) +
-                  " s in all with generating and loading)");
+  row("time", fixed(f.seconds, 3) + " s (the app's launches" + (f.io.tiles ? " and copies" : "") +
+                  "; " + fixed(total_seconds, 2) + " s in all with generating and loading)");
   row("MTEPS", fixed(mteps, 2) + " (edges traversed / time / 10^6)");
-  if (f.stats) {
-    const cache_stats& c = *f.stats;
-    const double amplification =
-        needed ? static_cast<double>(c.bytes_moved) / static_cast<double>(needed) : 0.0;
+  if (f.io.stats) {
+    const cache_stats& c = *f.io.stats;
     if (c.probes() == 0) {
       row("cache hit rate",
           "none: every access read through (" + num(c.read_through) + " uncached reads)");
@@ -270,17 +396,41 @@ void report(const app_options& o, const run_graph& file, const session& s, const
     row("I/O", num(c.io_commands()) + " reads, " +
                    format_bytes(static_cast<double>(c.bytes_moved)) + " moved for " +
                    format_bytes(static_cast<double>(needed)) + " needed");
-    row("I/O amplification", fixed(amplification, 2) + "x (bytes moved / bytes needed)");
+  }
+  if (f.io.tiles) {
+    const apps::tile_traffic& t = *f.io.tiles;
+    row("tiles", num(t.partitions) + " partitions, " + num(t.copies) + " copies, " +
+                     format_bytes(static_cast<double>(t.bytes_copied)) + " copied for " +
+                     format_bytes(static_cast<double>(needed)) + " needed");
+  }
+  if (moved.bytes) {
+    row("I/O amplification",
+        fixed(amplification, 2) + "x (bytes moved / bytes needed; " + moved.source + ")");
+  }
+  if (use) {
+    row("device use", fixed(100 * use->fraction_of_peak(), 1) + "% of the modelled peak (" +
+                          fixed(use->commands_per_s / 1e6, 3) +
+                          " M commands/s = " + fixed(100 * use->fraction_of_iops(), 1) + "% of " +
+                          fixed(use->peak_iops / 1e6, 2) + " M IOPS; " +
+                          format_bytes(use->bytes_per_s) +
+                          "/s = " + fixed(100 * use->fraction_of_bandwidth(), 1) + "% of " +
+                          format_bytes(use->peak_bytes_per_s) + "/s)");
   }
   std::size_t width = 0;
   for (const auto& r : rows) width = std::max(width, r.first.size());
-  out << "bam " << f.app << ": " << f.what << ", neighbour ids read "
-      << (s.path.cache ? "from " + std::to_string(o.storage.devices) +
-                             " emulated NVMe device(s) through a " +
-                             format_bytes(static_cast<double>(s.path.cache->lines()) *
-                                          s.path.cache->config().line_bytes) +
-                             " page cache"
-                       : "in place from " + o.storage.backend + " (no cache)")
+  std::string source;
+  if (s.path.cache) {
+    source = "from " + std::to_string(o.storage.devices) + " emulated NVMe device(s) through a " +
+             format_bytes(static_cast<double>(s.path.cache->lines()) *
+                          s.path.cache->config().line_bytes) +
+             " page cache";
+  } else if (f.io.tiles) {
+    source = "in partitions copied from host memory into a " +
+             format_bytes(static_cast<double>(f.io.tiles->buffer_bytes)) + " buffer (tiled)";
+  } else {
+    source = "in place from " + o.storage.backend + " (no cache)";
+  }
+  out << "bam " << f.app << ": " << f.what << ", neighbour ids read " << source
       << "; kernels on the " << s.path.where() << (s.path.gpu() ? "\n" : " (the CPU path)\n");
   for (const auto& [key, value] : rows) {
     out << "  " << key << std::string(width - key.size() + 2, ' ') << value << '\n';
@@ -289,7 +439,11 @@ void report(const app_options& o, const run_graph& file, const session& s, const
 
   if (o.json.empty()) return;
   json_writer j;
-  j.begin_object().field("command", std::string(f.app)).key("machine");
+  j.begin_object()
+      .field("command", std::string(f.app))
+      .field("app", std::string(f.app))
+      .field("backend", o.storage.backend)
+      .key("machine");
   write_json(j, read_machine_info());
   j.key("graph")
       .begin_object()
@@ -303,19 +457,33 @@ void report(const app_options& o, const run_graph& file, const session& s, const
       .field("neighbour_bytes", s.graph.neighbour_bytes())
       .end_object();
   const storage_options& st = o.storage;
+  const device_model model = st.model();
   j.key("storage")
       .begin_object()
       .field("backend", st.backend)
-      .field("devices", st.devices)
+      .field("devices", s.path.storage ? st.devices : 0u)
       .field("queues", s.path.storage ? s.path.storage->config().queues_per_device : 0u)
       .field("depth", s.path.storage ? s.path.storage->config().queue_depth : 0u)
-      .field("latency_us", st.latency_us)
-      .field("caps", st.caps)
+      .field("controller_sms",
+             s.path.storage && s.path.gpu() ? s.path.runtime->controller_sms() : 0u)
+      .field("model", st.model_label())
+      .field("latency_us", model.latency_us)
+      .field("caps", model.caps)
+      .field("model_iops", model.iops)
+      .field("model_bandwidth_bytes_per_s", model.bandwidth_bytes_per_s)
       .field("where", s.path.where());
   if (s.path.cache) {
     j.field("cache_bytes", std::uint64_t{s.path.cache->lines()} * s.path.cache->config().line_bytes)
         .field("line_bytes", s.path.cache->config().line_bytes)
-        .field("cache_mode", std::string(to_string(s.path.cache->config().mode)));
+        .field("cache_mode", std::string(to_string(s.path.cache->config().mode)))
+        .field("cache_fraction",
+               ratio(static_cast<double>(s.path.cache->lines()) * s.path.cache->config().line_bytes,
+                     static_cast<double>(s.graph.neighbour_bytes())));
+  }
+  if (f.io.tiles) {
+    j.field("tile_buffer_bytes", f.io.tiles->buffer_bytes)
+        .field("cache_fraction", ratio(static_cast<double>(f.io.tiles->buffer_bytes),
+                                       static_cast<double>(s.graph.neighbour_bytes())));
   }
   j.end_object();
   j.key("result").begin_object();
@@ -325,9 +493,23 @@ void report(const app_options& o, const run_graph& file, const session& s, const
       .field("total_seconds", total_seconds)
       .field("edges_traversed", f.edges_traversed)
       .field("mteps", mteps)
-      .field("bytes_needed", needed);
-  if (f.stats) {
-    const cache_stats& c = *f.stats;
+      .field("bytes_needed", needed)
+      .field("bytes_moved", moved.bytes)
+      .field("bytes_moved_source", std::string(moved.source));
+  j.key("amplification");
+  if (moved.bytes) {
+    j.value(amplification);
+  } else {
+    j.null();
+  }
+  j.key("hit_rate");
+  if (f.io.stats && f.io.stats->probes() > 0) {
+    j.value(f.io.stats->hit_rate());
+  } else {
+    j.null();
+  }
+  if (f.io.stats) {
+    const cache_stats& c = *f.io.stats;
     j.key("cache")
         .begin_object()
         .field("accesses", c.accesses)
@@ -339,12 +521,38 @@ void report(const app_options& o, const run_graph& file, const session& s, const
         .field("loads", c.loads)
         .field("read_through", c.read_through)
         .field("evictions", c.evictions)
+        .field("io_commands", c.io_commands())
         .field("bytes_requested", c.bytes_requested)
         .field("bytes_moved", c.bytes_moved)
         .field("hit_rate", c.hit_rate())
         .end_object();
-    j.field("amplification",
-            needed ? static_cast<double>(c.bytes_moved) / static_cast<double>(needed) : 0.0);
+  }
+  if (f.io.tiles) {
+    const apps::tile_traffic& t = *f.io.tiles;
+    j.key("tiles")
+        .begin_object()
+        .field("buffer_bytes", t.buffer_bytes)
+        .field("partitions", t.partitions)
+        .field("copies", t.copies)
+        .field("bytes_copied", t.bytes_copied)
+        .field("copy_bytes_per_s", ratio(static_cast<double>(t.bytes_copied), f.seconds))
+        .end_object();
+  }
+  if (use) {
+    j.key("device_use")
+        .begin_object()
+        .field("commands", use->commands)
+        .field("bytes", use->bytes)
+        .field("commands_per_s", use->commands_per_s)
+        .field("bytes_per_s", use->bytes_per_s)
+        .field("peak_iops", use->peak_iops)
+        .field("peak_bytes_per_s", use->peak_bytes_per_s)
+        .field("peak_commands_per_s", use->peak_commands_per_s)
+        .field("fraction_of_iops", use->fraction_of_iops())
+        .field("fraction_of_bandwidth", use->fraction_of_bandwidth())
+        .field("fraction_of_peak", use->fraction_of_peak())
+        .field("caps_applied", model.caps)
+        .end_object();
   }
   j.end_object();
   j.save(o.json);
@@ -367,14 +575,19 @@ void run_bfs_command(const app_options& o) {
   auto s = std::make_unique<session>(o, file);
   const std::uint64_t source =
       o.source ? *o.source : apps::max_degree_vertex(s->graph.offset_span());
-  auto [r, stats] = run_on_edges(*s, [&](auto& exec, const auto& edges) {
+  auto [r, io] = run_on_edges(o, *s, [&](auto& exec, const auto& edges) {
     return apps::run_bfs(exec, s->graph.offset_span(), edges,
                          {.source = source, .scan_divisor = o.scan_divisor});
   });
   figures f{"bfs",     "breadth-first search from vertex " + num(source),
             r.seconds, r.edges_traversed,
-            stats,     {},
-            {}};
+            io,        0,
+            {},        {}};
+  if (o.storage.backend == "host-memory" || o.storage.backend == "device-memory") {
+    f.segment_bytes =
+        segment_bytes(s->graph.offset_span(), s->graph.id_bytes(),
+                      [&](std::uint64_t u) { return r.depths[u] != apps::unreached; });
+  }
   const std::uint64_t degree = s->graph.offsets[source + 1] - s->graph.offsets[source];
   f.lines.emplace_back("source", "vertex " + num(source) + " (degree " + num(degree) +
                                      (o.source ? ", --source)" : ", the highest; --source V)"));
@@ -401,10 +614,14 @@ void run_cc_command(const app_options& o) {
   const auto start = std::chrono::steady_clock::now();
   run_graph file(o);
   auto s = std::make_unique<session>(o, file);
-  auto [r, stats] = run_on_edges(*s, [&](auto& exec, const auto& edges) {
+  auto [r, io] = run_on_edges(o, *s, [&](auto& exec, const auto& edges) {
     return apps::run_cc(exec, s->graph.offset_span(), edges, {.symmetric = s->graph.symmetric()});
   });
-  figures f{"cc", "connected components", r.seconds, r.edges_traversed, stats, {}, {}};
+  figures f{"cc", "connected components", r.seconds, r.edges_traversed, io, 0, {}, {}};
+  if (o.storage.backend == "host-memory" || o.storage.backend == "device-memory") {
+    f.segment_bytes = segment_bytes(s->graph.offset_span(), s->graph.id_bytes(),
+                                    [](std::uint64_t) { return true; });
+  }
   f.lines.emplace_back("components", num(r.components) + " (largest: " + num(r.largest) +
                                          " vertices; edges taken as undirected)");
   f.json = [&](json_writer& j) {
@@ -419,13 +636,17 @@ void run_pagerank_command(const app_options& o) {
   run_graph file(o);
   auto s = std::make_unique<session>(o, file);
   const apps::pagerank_options p{.iterations = o.iterations, .tolerance = o.tolerance};
-  auto [r, stats] = run_on_edges(*s, [&](auto& exec, const auto& edges) {
+  auto [r, io] = run_on_edges(o, *s, [&](auto& exec, const auto& edges) {
     return apps::run_pagerank(exec, s->graph.offset_span(), edges, p);
   });
   figures f{"pagerank", "PageRank, " + std::to_string(r.iterations) + " iterations",
             r.seconds,  r.edges_traversed,
-            stats,      {},
-            {}};
+            io,         0,
+            {},         {}};
+  if (o.storage.backend == "host-memory" || o.storage.backend == "device-memory") {
+    f.segment_bytes = r.iterations * segment_bytes(s->graph.offset_span(), s->graph.id_bytes(),
+                                                   [](std::uint64_t) { return true; });
+  }
   char change[32];
   std::snprintf(change, sizeof change, "%.3g", r.last_change);
   f.lines.emplace_back("iterations", std::to_string(r.iterations) + " (damping " +
@@ -462,7 +683,7 @@ void add_common(CLI::App& c, app_options& o) {
   c.add_option("--keep-graph", o.keep_graph, "Write the generated graph to PATH and keep it")
       ->type_name("PATH")
       ->excludes(graph);
-  o.storage.add_to(c);
+  o.storage.add_to(c, {.tiled = true});
   add_json_option(c, o.json);
 }
 

@@ -1,5 +1,8 @@
 #include "bam/storage_options.hpp"
 
+#include <string>
+#include <vector>
+
 #include <bam/error.hpp>
 #include <bam/runtime/gpu_info.hpp>
 
@@ -7,13 +10,22 @@
 
 namespace bam::tools {
 
-void storage_options::add_to(CLI::App& c) {
-  c.add_option("--backend", backend,
-               "emulated-ssd (NVMe devices emulated by a controller), host-memory (read the data "
-               "in place, no cache), device-memory (GPU only)")
-      ->check(CLI::IsMember({"emulated-ssd", "host-memory", "device-memory"}))
-      ->capture_default_str();
-  c.add_option("--cache-bytes", cache_bytes, "Cache capacity (default: chosen by the command)")
+void storage_options::add_to(CLI::App& c, const storage_choices& choices) {
+  std::vector<std::string> backends = {"emulated-ssd", "host-memory", "device-memory"};
+  std::string help =
+      "emulated-ssd (NVMe devices emulated by a controller, read through the page cache), "
+      "host-memory (read the data in place, no cache: on a GPU zero-copy over PCIe, a warp per "
+      "list in aligned 128 B reads as EMOGI), device-memory (GPU only: all data in GPU memory)";
+  if (choices.tiled) {
+    backends.emplace_back("tiled");
+    help +=
+        ", tiled (proactive tiling: the host copies partitions of the data into a GPU buffer of "
+        "--cache-bytes, two halves, one launch per partition on every pass)";
+  }
+  c.add_option("--backend", backend, help)->check(CLI::IsMember(backends))->capture_default_str();
+  c.add_option("--cache-bytes", cache_bytes,
+               "Cache capacity; with --backend tiled the tile buffer (default: chosen by the "
+               "command)")
       ->transform(size_transformer());
   c.add_option("--line-bytes", line_bytes, "Cache line size, a power of two from 512 to 64K")
       ->transform(size_transformer())
@@ -30,10 +42,37 @@ void storage_options::add_to(CLI::App& c) {
       ->capture_default_str();
   c.add_option("--controller-sms", controller_sms, "SMs of the emulated controller (GPU)")
       ->capture_default_str();
-  c.add_option("--latency-us", latency_us, "Modelled device latency in microseconds")
-      ->capture_default_str();
-  c.add_flag("--caps", caps, "Apply the device model's IOPS and bandwidth caps (Optane-like)");
+  c.add_option("--model", model_name,
+               "Device model: optane (11 us; 5.1 M IOPS at 512 B, 1.5 M at 4 KiB; caps on), nand "
+               "(100 us; 0.8 M IOPS at 4 KiB; caps on), unlimited (latency only, no caps). "
+               "Without it: 11 us, no caps unless --caps. --latency-us replaces the model's "
+               "latency; --caps turns the caps on")
+      ->check(CLI::IsMember({"optane", "nand", "unlimited"}));
+  c.add_option("--latency-us", latency_us,
+               "Modelled device latency in microseconds (default: the model's, 11 without "
+               "--model)")
+      ->each([this](const std::string&) { latency_given = true; });
+  c.add_flag("--caps", caps,
+             "Apply the model's IOPS and bandwidth caps (Optane's without --model)");
   c.add_option("--cpu-threads", workers, "CPU worker threads on the CPU path (0: 4 per core)");
+}
+
+device_model storage_options::model() const {
+  device_model m = device_model::optane();
+  if (model_name == "nand") {
+    m = device_model::nand();
+  } else if (model_name == "unlimited") {
+    m = device_model::latency_only(device_model::optane().latency_us);
+  } else if (model_name.empty()) {
+    m.caps = false;  // as before --model: Optane's rates, caps only with --caps
+  }
+  if (latency_given) m.latency_us = latency_us;
+  if (caps) m.caps = true;
+  return m;
+}
+
+std::string storage_options::model_label() const {
+  return model_name.empty() ? std::string("default") : model_name;
 }
 
 bam::cache_mode storage_options::mode() const {
@@ -58,9 +97,7 @@ storage_config storage_options::storage() const {
   s.queues_per_device = queues ? queues : (gpu ? 128u : 8u);
   s.queue_depth = depth ? depth : (gpu ? 1024u : 256u);
   s.placement = gpu ? controller_placement::gpu_kernel : controller_placement::cpu_thread;
-  s.model = device_model::optane();
-  s.model.latency_us = latency_us;
-  s.model.caps = caps;
+  s.model = model();
   s.stripe_bytes = line_bytes > 65536 ? line_bytes : 65536;
   return s;
 }
@@ -96,6 +133,9 @@ data_path data_path::open(const storage_options& o, std::shared_ptr<backing_stor
     runtime_config rc;
     rc.controller_sms = o.controller_sms;
     rc.quiet = true;
+    // Tiling runs no controller, and its copy stream orders itself against the app stream
+    // with events, which must share the app stream's context: plain streams, every SM.
+    if (o.backend == "tiled") rc.green_contexts = false;
     p.runtime = std::make_unique<gpu_runtime>(rc);
     if (!p.runtime->gpu()) throw error("no GPU after all: " + p.runtime->message());
   } else {
@@ -107,7 +147,7 @@ data_path data_path::open(const storage_options& o, std::shared_ptr<backing_stor
     p.runtime->synchronize(p.runtime->stream(), 0, "copying the data into GPU memory");
     return p;
   }
-  if (o.backend == "host-memory") return p;
+  if (o.backend == "host-memory" || o.backend == "tiled") return p;
   p.storage = std::make_unique<emulated_storage>(o.storage(), p.image, p.runtime.get());
   if (gpu) {
     p.cache = std::make_unique<page_cache>(o.cache(default_cache_bytes), *p.runtime);

@@ -14,12 +14,18 @@
 #include <bam/platform/launch.hpp>
 #include <bam/runtime/resources.hpp>
 #include <bam/runtime/runtime.hpp>
+#include <bam/storage/device_model.hpp>
 #include <bam/storage/emulated_storage.hpp>
 
 namespace bam::tools {
 
+/// Which choices a command offers beyond those every command has.
+struct storage_choices {
+  bool tiled = false;  ///< --backend tiled (proactive tiling: the graph apps)
+};
+
 struct storage_options {
-  std::string backend = "emulated-ssd";  ///< emulated-ssd | host-memory | device-memory
+  std::string backend = "emulated-ssd";  ///< emulated-ssd | host-memory | device-memory | tiled
   std::uint64_t cache_bytes = 0;         ///< 0: a default chosen by the command
   std::uint64_t line_bytes = 4096;
   std::uint32_t devices = 1;
@@ -27,14 +33,25 @@ struct storage_options {
   std::uint32_t depth = 0;      ///< 0: 256 on the CPU path, 1024 on a GPU
   std::string target = "auto";  ///< auto | cpu | gpu: where kernels (and the controller) run
   std::uint32_t controller_sms = 8;
-  double latency_us = 11.0;
-  bool caps = false;
+  /// Device model: "" (none given: Optane's rates and 11 us, caps only with --caps, as before
+  /// --model existed), optane, nand or unlimited (Optane's rates, caps off: latency only).
+  std::string model_name;
+  double latency_us = 11.0;  ///< replaces the model's latency when given on the command line
+  bool latency_given = false;
+  bool caps = false;  ///< turns the model's caps on
   std::string mode_name = "optimized";
   unsigned workers = 0;  ///< CPU threads (0: four per hardware thread)
 
   /// Registers the options on `command`.
-  void add_to(CLI::App& command);
+  void add_to(CLI::App& command, const storage_choices& choices = {});
   [[nodiscard]] bam::cache_mode mode() const;
+  /// The device model after --model, --latency-us and --caps (see add_to for precedence).
+  [[nodiscard]] device_model model() const;
+  /// The model's name as reports give it ("optane", "nand", "unlimited"; "default" for none).
+  [[nodiscard]] std::string model_label() const;
+  /// True for the backends that read the data in place (host-memory, device-memory) or copy it
+  /// in partitions (tiled): no devices, no cache.
+  [[nodiscard]] bool without_storage() const { return backend != "emulated-ssd"; }
   /// True when kernels run on a GPU (target gpu, or auto with a usable GPU).
   [[nodiscard]] bool use_gpu() const;
   [[nodiscard]] storage_config storage() const;
@@ -48,6 +65,10 @@ std::shared_ptr<backing_store> load_image(const storage_options& options, const 
 /// What a command reads through: the devices, the cache and where kernels run.
 ///
 /// CPU path: `stream` runs kernels; open() starts the controller thread.
+/// Backends host-memory and tiled: no devices and no cache; `image` holds the data (pinned on a
+/// GPU: read zero-copy, or copied with cudaMemcpyAsync). On a GPU the tiled backend's runtime
+/// uses plain streams (no green contexts: it runs no controller, and its copy stream's events
+/// must share the app stream's context).
 /// GPU path: `runtime` runs kernels on runtime->stream(); open() allocates everything and
 /// leaves the controller stopped: create arrays, reserve working memory and warm up kernels,
 /// then start(). Destruction stops the controllers.

@@ -21,6 +21,23 @@ struct device_model {
   static device_model nand() { return {100.0, 0.0, 0.8e6, 0.8e6 * 4096, true}; }
   /// No latency and no caps: the protocol alone.
   static device_model unlimited() { return {0.0, 0.0, 0.0, 0.0, false}; }
+  /// Latency only: `latency_us` per command, Optane's rates kept for reference but not applied.
+  static device_model latency_only(double latency_us) {
+    device_model m;
+    m.latency_us = latency_us;
+    m.caps = false;
+    return m;
+  }
+
+  /// The most commands of `bytes` one device completes per second by its rates (a command
+  /// costs max(1/iops, bytes/bandwidth)), whether or not the caps apply; 0 without rates.
+  [[nodiscard]] double peak_commands_per_s(std::uint64_t bytes) const {
+    const double per_command = iops > 0 ? 1.0 / iops : 0.0;
+    const double per_transfer =
+        bandwidth_bytes_per_s > 0 ? static_cast<double>(bytes) / bandwidth_bytes_per_s : 0.0;
+    const double cost = per_command > per_transfer ? per_command : per_transfer;
+    return cost > 0 ? 1.0 / cost : 0.0;
+  }
 };
 
 /// Faults an emulated device injects, decided per command by a seeded hash so a run is
