@@ -148,10 +148,11 @@ bool cpu_controller::poll_submissions(std::uint64_t now) {
             moves_data ? std::uint64_t{c.block_count()} * dev.ns.block_bytes : 0;
         // The device clock works in picoseconds from the controller's start: absolute
         // nanoseconds times 1000 would overflow after months of host uptime.
-        p.due_ns = origin_ns_ + dev.clock.schedule(now - origin_ns_,
-                                                   dev.timing.latency_ns(dev.seed, d, sequence),
-                                                   dev.timing.cost_ps(bytes)) +
-                   f.extra_ns;
+        p.due_ns =
+            origin_ns_ +
+            dev.clock.schedule(now - origin_ns_, dev.timing.latency_ns(dev.seed, d, sequence),
+                               dev.timing.cost_ps(bytes)) +
+            f.extra_ns;
         schedule_->heap.push(p);
       }
     }
