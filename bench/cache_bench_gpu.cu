@@ -291,17 +291,7 @@ report_record ceiling_record(const std::string& name, const rate_figure& f, std:
 }
 
 void finish(const report& r, const cache_bench_options& o, const std::vector<std::string>& cols) {
-  r.print(std::cout, cols);
-  if (!o.json.empty()) r.save(o.json);
-  std::uint64_t failed = 0, wrong = 0;
-  for (const report_record& p : r.points) {
-    failed += static_cast<std::uint64_t>(p.number("failed"));
-    wrong += static_cast<std::uint64_t>(p.number("wrong"));
-  }
-  if (failed || wrong) {
-    throw error("bench cache " + r.figure + ": " + std::to_string(failed) + " reads failed, " +
-                std::to_string(wrong) + " returned wrong bytes");
-  }
+  finish_report(r, cols, o.json, "bench cache", "reads");
 }
 
 // --- (7a) ------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@
 #include "common/machine_info.hpp"
 #include "common/sizes.hpp"
 #include "common/table.hpp"
+#include "cuda_event.cuh"
 
 namespace bam::bench {
 
@@ -162,18 +163,6 @@ class pinned_buffer {
   void* device_ = nullptr;
 };
 
-class event {
- public:
-  event() { BAM_CUDA_CHECK(cudaEventCreate(&e_)); }
-  ~event() { cudaEventDestroy(e_); }
-  event(const event&) = delete;
-  event& operator=(const event&) = delete;
-  [[nodiscard]] cudaEvent_t get() const { return e_; }
-
- private:
-  cudaEvent_t e_ = nullptr;
-};
-
 // What one ceiling measures. "Lines" are its unit: a random line, a random word or one
 // cudaMemcpyAsync; `counts` says which bytes bytes_per_s counts.
 struct ceiling_spec {
@@ -243,7 +232,7 @@ class timer {
 
   stream_handle stream_;
   const ceilings_options& o_;
-  event begin_, end_;
+  cuda_event begin_, end_;
   std::uint32_t seed_ = 1;  // a new seed per run: repetitions read different lines
 };
 

@@ -21,6 +21,7 @@
 
 #include "ceilings.hpp"
 #include "common/sizes.hpp"
+#include "cuda_event.cuh"
 #include "io_kernels.cuh"
 #include "io_report.hpp"
 
@@ -39,18 +40,6 @@ constexpr std::uint64_t target_samplers = 4096;
 std::string size_text(std::uint64_t bytes) {
   return tools::format_bytes(static_cast<double>(bytes));
 }
-
-class cuda_event {
- public:
-  cuda_event() { BAM_CUDA_CHECK(cudaEventCreate(&e_)); }
-  ~cuda_event() { cudaEventDestroy(e_); }
-  cuda_event(const cuda_event&) = delete;
-  cuda_event& operator=(const cuda_event&) = delete;
-  [[nodiscard]] cudaEvent_t get() const { return e_; }
-
- private:
-  cudaEvent_t e_ = nullptr;
-};
 
 /// What one timed run of io_worker does.
 struct run_config {
@@ -305,17 +294,7 @@ report_record run_record(const run_result& r, const run_config& c) {
 
 /// Throws once everything is printed and written, if any run failed or read wrong bytes.
 void finish(const report& r, const io_bench_options& o, const std::vector<std::string>& columns) {
-  r.print(std::cout, columns);
-  if (!o.json.empty()) r.save(o.json);
-  std::uint64_t failed = 0, wrong = 0;
-  for (const report_record& p : r.points) {
-    failed += static_cast<std::uint64_t>(p.number("failed"));
-    wrong += static_cast<std::uint64_t>(p.number("wrong"));
-  }
-  if (failed || wrong) {
-    throw error("bench io " + r.figure + ": " + std::to_string(failed) + " commands failed, " +
-                std::to_string(wrong) + " returned wrong bytes");
-  }
+  finish_report(r, columns, o.json, "bench io", "commands");
 }
 
 const std::vector<std::string> run_columns = {"io_bytes",

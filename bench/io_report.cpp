@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iostream>
 #include <numeric>
 #include <ostream>
+
+#include <bam/error.hpp>
 
 #include "common/json_writer.hpp"
 #include "common/machine_info.hpp"
@@ -139,6 +142,21 @@ report_record distribution(const std::string& name, std::vector<double> values) 
       .set("mean", mean)
       .set("max", values.back());
   return r;
+}
+
+void finish_report(const report& r, const std::vector<std::string>& columns,
+                   const std::string& json, const std::string& bench, const std::string& things) {
+  r.print(std::cout, columns);
+  if (!json.empty()) r.save(json);
+  std::uint64_t failed = 0, wrong = 0;
+  for (const report_record& p : r.points) {
+    failed += static_cast<std::uint64_t>(p.number("failed"));
+    wrong += static_cast<std::uint64_t>(p.number("wrong"));
+  }
+  if (failed || wrong) {
+    throw error(bench + " " + r.figure + ": " + std::to_string(failed) + " " + things +
+                " failed, " + std::to_string(wrong) + " returned wrong bytes");
+  }
 }
 
 }  // namespace bam::bench

@@ -63,4 +63,9 @@ struct report {
 /// Sorted-sample statistics of `values` (which it sorts): count, median, p90, p99, mean, max.
 report_record distribution(const std::string& name, std::vector<double> values);
 
+/// Prints `r` (the chosen columns) to stdout and writes its JSON to `json` (if not empty), then
+/// throws bam::error naming `bench` if any point counts failed `things` or wrong bytes.
+void finish_report(const report& r, const std::vector<std::string>& columns,
+                   const std::string& json, const std::string& bench, const std::string& things);
+
 }  // namespace bam::bench

@@ -15,6 +15,7 @@
 #include <bam/runtime/gpu_info.hpp>
 #include <bam/runtime/resources.hpp>
 
+#include "cuda_event.cuh"
 #include "translation_runner.hpp"
 
 namespace bam::bench::translation {
@@ -29,18 +30,6 @@ struct slot_bound {
   BAM_DEVICE void operator()(thread_index t) const {
     if (t.id == 0) *out = reader_slot_bound();
   }
-};
-
-class event {
- public:
-  event() { BAM_CUDA_CHECK(cudaEventCreate(&e_)); }
-  ~event() { cudaEventDestroy(e_); }
-  event(const event&) = delete;
-  event& operator=(const event&) = delete;
-  [[nodiscard]] cudaEvent_t get() const { return e_; }
-
- private:
-  cudaEvent_t e_ = nullptr;
 };
 
 template <class Kernel>
@@ -154,7 +143,7 @@ class gpu_runner final : public runner {
   device_memory sink_, wrong_;
   std::vector<device_memory> blocks_;
   fixture f_;
-  event begin_, end_;
+  cuda_event begin_, end_;
 };
 
 }  // namespace
