@@ -11,7 +11,7 @@
 /// (cache_bench_kernels.hpp) are portable so a GPU side can launch them unchanged.
 ///
 /// --side gpu (cache_bench_gpu.cu): the GPU cache against the GPU controller, GPU-memory image,
-/// each figure beside its ceiling measured in the same run (issue 5):
+/// each figure beside its ceiling measured in the same run (docs/results.md):
 ///   --figure lines     (7a) data resident; each warp reads whole lines in random order through
 ///                      a cursor (512 B and 4 KiB lines) vs random whole-line HBM reads over the
 ///                      same footprint

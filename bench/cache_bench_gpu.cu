@@ -1,5 +1,6 @@
 // `bam bench cache --side gpu`: the GPU page cache's hit bandwidth and its cache-mode
-// decomposition (issue 5, figures 7a, 7b and 8), each beside a ceiling measured in the same run.
+// decomposition (figures 7a, 7b and 8 of docs/results.md), each beside a ceiling measured in the
+// same run.
 #include <algorithm>
 #include <iostream>
 #include <memory>

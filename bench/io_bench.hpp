@@ -1,7 +1,8 @@
 #pragma once
 /// @file
-/// `bam bench io`: BaM's raw I/O figures on the GPU (issue 5, figures 1-6, and the round-trip
-/// decomposition), each beside the ceiling it is judged against, measured in the same run.
+/// `bam bench io`: BaM's raw I/O figures on the GPU (figures 1-6 of docs/results.md, and the
+/// round-trip decomposition), each beside the ceiling it is judged against, measured in the same
+/// run.
 ///
 ///   --figure controller  (1) the controller alone: submission queues filled before the clock
 ///                        starts, doorbells rung at once, time until every completion is

@@ -62,7 +62,7 @@ void add_cache_bench(CLI::App& bench) {
 void add_io_bench(CLI::App& bench) {
   auto o = std::make_shared<bench::io_bench_options>();
   CLI::App* c = bench.add_subcommand(
-      "io", "Raw NVMe-queue I/O figures on the GPU, each beside its ceiling (issue 5, 1-6)");
+      "io", "Raw NVMe-queue I/O figures on the GPU, each beside its ceiling (figures 1-6)");
   c->add_option("--figure", o->figure,
                 "controller (1), e2e (2), host (3), devices (4), latency (5), queues (6) or "
                 "decompose (round-trip stages)")
@@ -128,7 +128,7 @@ void add_ceilings_bench(CLI::App& bench) {
   c->callback([o] { bench::run_ceilings(*o); });
 }
 
-// bench translation: hit-path throughput of each translation scheme (Mosaic, issue 8).
+// bench translation: hit-path throughput of each translation scheme (Mosaic).
 void add_translation_bench(CLI::App& bench) {
   auto o = std::make_shared<bench::translation_bench_options>();
   CLI::App* c = bench.add_subcommand(
