@@ -83,14 +83,14 @@ class cpu_executor {
 
   template <class T>
   void upload(buffer<T>& dst, std::uint64_t first, std::span<const T> src) {
-    check_range(dst.size(), first, src.size());
+    check_copy_range("cpu_executor", dst.size(), first, src.size());
     synchronize();  // queued kernels may still read or write the buffer
     if (!src.empty()) std::memcpy(dst.data() + first, src.data(), src.size_bytes());
   }
 
   template <class T>
   void download(const buffer<T>& src, std::uint64_t first, std::span<T> dst) {
-    check_range(src.size(), first, dst.size());
+    check_copy_range("cpu_executor", src.size(), first, dst.size());
     synchronize();  // the values are those of every launch queued so far
     if (!dst.empty()) std::memcpy(dst.data(), src.data() + first, dst.size_bytes());
   }
@@ -121,13 +121,6 @@ class cpu_executor {
   static constexpr std::uint64_t max_threads = std::uint64_t{1} << 24;
 
  private:
-  static void check_range(std::uint64_t size, std::uint64_t first, std::uint64_t count) {
-    if (first > size || count > size - first) {
-      throw error("cpu_executor: a copy of " + std::to_string(count) + " elements at " +
-                  std::to_string(first) + " runs past a buffer of " + std::to_string(size));
-    }
-  }
-
   host_stream* stream_;
 };
 

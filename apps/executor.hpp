@@ -33,8 +33,21 @@
 #include <concepts>
 #include <cstdint>
 #include <span>
+#include <string>
+
+#include <bam/error.hpp>
 
 namespace bam::apps {
+
+/// Throws bam::error naming `executor` when a copy of `count` elements at `first` runs past a
+/// buffer of `size`: the check every executor's upload and download make.
+inline void check_copy_range(const char* executor, std::uint64_t size, std::uint64_t first,
+                             std::uint64_t count) {
+  if (first > size || count > size - first) {
+    throw error(std::string(executor) + ": a copy of " + std::to_string(count) + " elements at " +
+                std::to_string(first) + " runs past a buffer of " + std::to_string(size));
+  }
+}
 
 /// A launch: `grid` blocks of `block` logical threads. Executors keep `block` a multiple of
 /// their warp width, so every warp of a launch is whole.

@@ -118,14 +118,14 @@ class gpu_executor {
 
   template <class T>
   void upload(buffer<T>& dst, std::uint64_t first, std::span<const T> src) {
-    check_range(dst.size(), first, src.size());
+    check_copy_range("gpu_executor", dst.size(), first, src.size());
     if (!src.empty()) copy_async(dst.data() + first, src.data(), src.size_bytes(), rt_->stream());
     synchronize();  // the source may be a temporary of the caller
   }
 
   template <class T>
   void download(const buffer<T>& src, std::uint64_t first, std::span<T> dst) {
-    check_range(src.size(), first, dst.size());
+    check_copy_range("gpu_executor", src.size(), first, dst.size());
     if (!dst.empty()) copy_async(dst.data(), src.data() + first, dst.size_bytes(), rt_->stream());
     synchronize();
   }
@@ -187,7 +187,7 @@ class gpu_executor {
     [[nodiscard]] std::uint64_t elements() const { return slots_[0].size(); }
 
     void load_async(unsigned slot, std::span<const T> src) {
-      check_range(slots_[slot].size(), 0, src.size());
+      check_copy_range("gpu_executor", slots_[slot].size(), 0, src.size());
       // The copy waits for the launches released from this buffer (none yet: a no-op).
       BAM_CUDA_CHECK(cudaStreamWaitEvent(copy_.get(), freed_[slot], 0));
       if (!src.empty()) copy_async(slots_[slot].data(), src.data(), src.size_bytes(), copy_.get());
@@ -224,13 +224,6 @@ class gpu_executor {
   static constexpr std::uint32_t block_threads = 256;
 
  private:
-  static void check_range(std::uint64_t size, std::uint64_t first, std::uint64_t count) {
-    if (first > size || count > size - first) {
-      throw error("gpu_executor: a copy of " + std::to_string(count) + " elements at " +
-                  std::to_string(first) + " runs past a buffer of " + std::to_string(size));
-    }
-  }
-
   gpu_runtime* rt_;
   arena arena_;
   std::uint64_t max_threads_ = 0;
