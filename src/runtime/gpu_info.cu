@@ -37,7 +37,7 @@ std::string gpu_description() {
   int driver = 0, runtime = 0;
   cudaDriverGetVersion(&driver);
   cudaRuntimeGetVersion(&runtime);
-  char text[256];
+  char text[512];  // the name alone may take 256
   std::snprintf(text, sizeof text, "%s, %d SMs, %.1f GiB, L2 %d MiB, driver %d.%d, runtime %d.%d",
                 p.name, p.multiProcessorCount, static_cast<double>(p.totalGlobalMem) / (1ull << 30),
                 p.l2CacheSize >> 20, driver / 1000, driver % 1000 / 10, runtime / 1000,

@@ -69,6 +69,17 @@ BAM_HD BAM_INLINE std::uint32_t active_mask() {
 #endif
 }
 
+/// Lanes that are executing this call together right now, without waiting for others: on the
+/// GPU the converged lanes; on a CPU thread (plain or in a software warp) the calling lane
+/// alone, which is always a valid answer since no lane is promised company.
+BAM_HD BAM_INLINE std::uint32_t coalesced_mask() {
+#if BAM_DEVICE_PASS
+  return __activemask();
+#else
+  return detail::current_lane ? 1u << detail::current_lane->lane() : 1u;
+#endif
+}
+
 /// Lanes of `mask` whose key equals this lane's key.
 BAM_HD BAM_INLINE std::uint32_t match_any(std::uint32_t mask, std::uint64_t key) {
 #if BAM_DEVICE_PASS
@@ -103,6 +114,15 @@ BAM_HD BAM_INLINE unsigned lowest_lane(std::uint32_t mask) {
   return static_cast<unsigned>(__ffs(static_cast<int>(mask)) - 1);
 #else
   return static_cast<unsigned>(__builtin_ctz(mask));
+#endif
+}
+
+/// Index of the highest set bit (mask != 0).
+BAM_HD BAM_INLINE unsigned highest_lane(std::uint32_t mask) {
+#if BAM_DEVICE_PASS
+  return 31u - static_cast<unsigned>(__clz(static_cast<int>(mask)));
+#else
+  return 31u - static_cast<unsigned>(__builtin_clz(mask));
 #endif
 }
 

@@ -11,6 +11,11 @@
 /// Completion: whoever wins the CQ try-lock drains new entries in order into per-command-id
 /// mailboxes and rings the head doorbell once per batch; a waiter polls only its own mailbox.
 ///
+/// Lock winners work with the lanes of their warp that are there with them: on the GPU the
+/// converged lanes that call drain() (or reach the tail) on the same queue take one completion
+/// (or one mark) each per round. A lone lock holder in a warp whose other lanes sleep in
+/// backoff would otherwise advance at the pace of their sleeps.
+///
 /// Command id = slot. A slot, and so its command id, is reused only after its completion has
 /// been drained and taken by its submitter (the turn counter advances then), never merely
 /// because the SQ head passed it: the head moving means fetched, not completed.
@@ -132,9 +137,21 @@ class queue_pair_ref {
   [[nodiscard]] BAM_HD io_status execute(const nvme::submission_entry& command,
                                          queue_ticket& out) const;
 
+  /// If the completion of `t` is here: frees its slot, sets `status` and returns true.
+  /// Otherwise returns false and changes nothing (a polling alternative to wait()).
+  [[nodiscard]] BAM_HD bool poll(const queue_ticket& t, io_status& status) const;
+
   /// Drains completions if new ones are there and no one else is draining. Waiters call it;
-  /// anyone may.
+  /// anyone may. The converged lanes of a warp that call it on the same queue drain together.
   BAM_HD void drain() const;
+
+  /// drain() by the lanes of `lanes` together: every lane of `lanes` calls it, on this queue.
+  BAM_HD void drain_lanes(std::uint32_t lanes) const;
+
+  /// Moves the tail over the marked entries (and rings the doorbell) if no one else is doing
+  /// so, with the lanes of `lanes` together: every lane of `lanes` calls it, on this queue.
+  /// submit() does this itself; anyone may.
+  BAM_HD void advance_tail_lanes(std::uint32_t lanes) const;
 
   [[nodiscard]] BAM_HD std::uint32_t depth() const { return depth_; }
   [[nodiscard]] BAM_HD std::uint16_t id() const { return queue_id_; }
@@ -150,6 +167,7 @@ class queue_pair_ref {
 
  private:
   BAM_HD void try_advance_tail() const;
+  BAM_HD std::uint32_t lanes_on_this_queue() const;
   BAM_HD io_status halt(std::uint32_t slot) const;
   BAM_HD io_status wait_for_turn(const queue_ticket& t, deadline until,
                                  bool drain_while_waiting) const;

@@ -5,6 +5,8 @@
 #include <bam/platform/atomic.hpp>
 #include <bam/platform/backoff.hpp>
 #include <bam/platform/mmio.hpp>
+#include <bam/platform/warp.hpp>
+#include <bam/platform/warp_sync.hpp>
 
 namespace bam {
 
@@ -35,6 +37,11 @@ inline constexpr std::uint32_t cq_phase_bit = 1u << 16;
 BAM_HD BAM_INLINE void bump(std::uint64_t& counter, std::uint64_t by) {
   atomic_ref<std::uint64_t> c(counter);
   c.store(c.load(order::relaxed) + by, order::relaxed);  // relaxed: statistics only
+}
+
+/// Bumps a counter that several lanes of one lock holder's warp may bump at once.
+BAM_HD BAM_INLINE void bump_shared(std::uint64_t& counter, std::uint64_t by) {
+  atomic_ref<std::uint64_t>(counter).fetch_add(by, order::relaxed);  // relaxed: statistics only
 }
 
 }  // namespace detail
@@ -141,36 +148,69 @@ BAM_HD inline io_status queue_pair_ref::submit(const nvme::submission_entry& com
   }
 }
 
-BAM_HD inline void queue_pair_ref::try_advance_tail() const {
-  atomic_ref<std::uint32_t> lock(control_->tail_lock);
-  // relaxed: a test before the test-and-set, to keep losers off the line.
-  if (lock.load(order::relaxed) != 0) return;
-  std::uint32_t unlocked = 0;
-  // acquire: the previous winner's vtail and doorbell state.
-  if (!lock.compare_exchange(unlocked, 1u, order::acquire)) return;
+BAM_HD inline std::uint32_t queue_pair_ref::lanes_on_this_queue() const {
+  return warp::match_any(warp::coalesced_mask(), reinterpret_cast<std::uintptr_t>(control_));
+}
 
+BAM_HD inline void queue_pair_ref::try_advance_tail() const {
+  advance_tail_lanes(lanes_on_this_queue());
+}
+
+BAM_HD inline void queue_pair_ref::advance_tail_lanes(std::uint32_t lanes) const {
+  const unsigned me = warp::lane();
+  const unsigned leader = warp::lowest_lane(lanes);
+  const unsigned count = warp::popcount(lanes);
+  const unsigned rank = warp::popcount(lanes & ((1u << me) - 1u));
+  atomic_ref<std::uint32_t> lock(control_->tail_lock);
   atomic_ref<std::uint64_t> vtail_ref(control_->vtail);
-  const std::uint64_t start =
-      vtail_ref.load(order::relaxed);  // relaxed: only lock holders write it
-  // relaxed: the head only gates the full check; no entry data flows through it.
-  const std::uint32_t head = atomic_ref<std::uint32_t>(control_->sq_head).load(order::relaxed);
+
+  // The leader takes the lock; 0 says it did not, else 1 + the virtual tail it found.
+  std::uint64_t held = 0;
+  std::uint32_t head = 0;
+  if (me == leader) {
+    std::uint32_t unlocked = 0;
+    // relaxed: a test before the test-and-set, to keep losers off the line.
+    // acquire: the previous winner's vtail and doorbell state.
+    if (lock.load(order::relaxed) == 0 && lock.compare_exchange(unlocked, 1u, order::acquire)) {
+      held = 1u + vtail_ref.load(order::relaxed);  // relaxed: only lock holders write it
+      // relaxed: the head only gates the full check; no entry data flows through it.
+      head = atomic_ref<std::uint32_t>(control_->sq_head).load(order::relaxed);
+    }
+  }
+  held = warp::shfl(lanes, held, leader);
+  if (held == 0) return;
+  head = static_cast<std::uint32_t>(warp::shfl(lanes, head, leader));
+  const std::uint64_t start = held - 1u;
+
+  // Each round, the lane of rank r looks at position v + r; the run of ready positions from
+  // v on is submitted. A position is ready when it is inside one ring of the start, leaves
+  // one slot empty before the head, and its submitter has marked it.
   std::uint64_t v = start;
-  for (std::uint32_t n = 0; n < depth_; ++n) {
-    const std::uint32_t pos = static_cast<std::uint32_t>(v % depth_);
-    const std::uint32_t lap = static_cast<std::uint32_t>(v / depth_);
-    if ((pos + 1u) % depth_ == head) break;  // full: one slot always stays empty
+  for (;;) {
+    const std::uint64_t mine = v + rank;
+    const std::uint32_t pos = static_cast<std::uint32_t>(mine % depth_);
+    const std::uint32_t lap = static_cast<std::uint32_t>(mine / depth_);
+    bool ready = mine - start < depth_ && (pos + 1u) % depth_ != head;
     // acquire: the submitter's entry stores, published by its release of the mark.
-    if (atomic_ref<std::uint32_t>(mark_[pos]).load(order::acquire) != lap + 1u) break;
-    ++v;
+    if (ready) ready = atomic_ref<std::uint32_t>(mark_[pos]).load(order::acquire) == lap + 1u;
+    const std::uint32_t missing = lanes & ~warp::ballot(lanes, ready);
+    const unsigned taken =
+        missing ? warp::popcount(lanes & ((missing & (0u - missing)) - 1u)) : count;
+    v += taken;
+    if (taken < count) break;
   }
-  if (v != start) {
-    // relaxed: submitters only compare positions against it.
-    vtail_ref.store(v, order::relaxed);
-    ring_doorbell(sq_doorbell_, static_cast<std::uint32_t>(v % depth_), mmio_doorbells_);
-    detail::bump(control_->counters.sq_doorbells, 1);
-    detail::bump(control_->counters.submitted, v - start);
+  // Every lane's acquire of a mark comes before the leader's doorbell hands the entries on.
+  warp::sync(lanes);
+  if (me == leader) {
+    if (v != start) {
+      // relaxed: submitters only compare positions against it.
+      vtail_ref.store(v, order::relaxed);
+      ring_doorbell(sq_doorbell_, static_cast<std::uint32_t>(v % depth_), mmio_doorbells_);
+      detail::bump(control_->counters.sq_doorbells, 1);
+      detail::bump(control_->counters.submitted, v - start);
+    }
+    lock.store(0u, order::release);  // release: vtail and counters for the next winner
   }
-  lock.store(0u, order::release);  // release: vtail and counters for the next winner
 }
 
 BAM_HD inline io_status queue_pair_ref::submit_naive(const nvme::submission_entry& command,
@@ -217,88 +257,137 @@ BAM_HD inline io_status queue_pair_ref::submit_naive(const nvme::submission_entr
   return s;
 }
 
-BAM_HD inline void queue_pair_ref::drain() const {
+BAM_HD inline void queue_pair_ref::drain() const { drain_lanes(lanes_on_this_queue()); }
+
+BAM_HD inline void queue_pair_ref::drain_lanes(std::uint32_t lanes) const {
+  const unsigned me = warp::lane();
+  const unsigned leader = warp::lowest_lane(lanes);
+  const unsigned count = warp::popcount(lanes);
+  const unsigned rank = warp::popcount(lanes & ((1u << me) - 1u));
   atomic_ref<std::uint32_t> state_ref(control_->cq_state);
-  {
+  atomic_ref<std::uint32_t> lock(control_->cq_lock);
+
+  // The leader peeks and takes the lock; 0 says it did not, else bit 32 and the CQ state.
+  std::uint64_t held = 0;
+  if (me == leader) {
     // relaxed: a peek; the entry is read again with acquire under the lock.
     const std::uint32_t state = state_ref.load(order::relaxed);
-    const std::uint32_t head = state & 0xffffu;
     const bool phase = (state & detail::cq_phase_bit) == 0;  // expected phase starts at 1
     const std::uint32_t dw3 =
-        atomic_ref<std::uint32_t, scope::system>(cq_[head].dw3).load(order::relaxed);
-    if (nvme::completion_entry::phase(dw3) != phase) return;
-  }
-  atomic_ref<std::uint32_t> lock(control_->cq_lock);
-  if (lock.load(order::relaxed) != 0) return;  // relaxed: test before test-and-set
-  std::uint32_t unlocked = 0;
-  // acquire: the previous drainer's head, phase and lap counters.
-  if (!lock.compare_exchange(unlocked, 1u, order::acquire)) return;
-
-  const std::uint32_t state = state_ref.load(order::relaxed);  // relaxed: only drainers write it
-  std::uint32_t head = state & 0xffffu;
-  bool flipped = (state & detail::cq_phase_bit) != 0;
-  std::uint32_t drained = 0;
-  for (; drained < depth_; ++drained) {
-    nvme::completion_entry& e = cq_[head];
-    // acquire (system scope): dwords 0-2 and the command's data, written by the controller
-    // (a CPU thread or an SSD's DMA) before it released dword 3.
-    const std::uint32_t dw3 = atomic_ref<std::uint32_t, scope::system>(e.dw3).load(order::acquire);
-    if (nvme::completion_entry::phase(dw3) == flipped) break;  // not yet posted this lap
-    const std::uint32_t dw2 = atomic_ref<std::uint32_t, scope::system>(e.dw2).load(order::relaxed);
-    const std::uint16_t cid = nvme::completion_entry::command_id(dw3);
-    if (cid < depth_) {
-      const std::uint32_t lap = cq_laps_[cid];
-      cq_laps_[cid] = lap + 1u;
-      // acq_rel: release hands the status and the data to the waiter's acquire; acquire
-      // pairs with nothing the abandoner wrote but keeps the exchange ordered after dw3.
-      const std::uint64_t old =
-          atomic_ref<std::uint64_t>(mailbox_[cid])
-              .exchange(detail::mailbox_completion(lap, nvme::completion_entry::status_field(dw3)),
-                        order::acq_rel);
-      if (old == detail::mailbox_abandon(lap)) {
-        // Its submitter gave up: take the completion for it and free the slot.
-        // release: the slot's next holder acquires the turn.
-        atomic_ref<std::uint32_t>(turn_[cid]).store(lap + 1u, order::release);
-        detail::bump(control_->counters.late_completions, 1);
-      }
-    } else {
-      detail::bump(control_->counters.bad_completions, 1);
+        atomic_ref<std::uint32_t, scope::system>(cq_[state & 0xffffu].dw3).load(order::relaxed);
+    std::uint32_t unlocked = 0;
+    // relaxed: a test before the test-and-set. acquire: the previous drainer's head, phase
+    // and lap counters.
+    if (nvme::completion_entry::phase(dw3) == phase && lock.load(order::relaxed) == 0 &&
+        lock.compare_exchange(unlocked, 1u, order::acquire)) {
+      held = (1ull << 32) | state_ref.load(order::relaxed);  // relaxed: only drainers write it
     }
-    // relaxed: gates the submitters' full check only.
-    atomic_ref<std::uint32_t>(control_->sq_head)
-        .store(nvme::completion_entry::sq_head(dw2) % depth_, order::relaxed);
-    if (++head == depth_) {
-      head = 0;
+  }
+  held = warp::shfl(lanes, held, leader);
+  if (held == 0) return;
+  std::uint32_t head = static_cast<std::uint32_t>(held) & 0xffffu;
+  bool flipped = (held & detail::cq_phase_bit) != 0;
+
+  // Each round, the lane of rank r takes entry head + r; the run of posted entries from the
+  // head is drained. Within a round the command ids differ: an id comes back only after its
+  // completion was drained and taken.
+  std::uint32_t drained = 0;
+  while (drained < depth_) {
+    const bool looks = rank < depth_ - drained;  // stays inside one ring
+    std::uint32_t at = head + rank;
+    bool lap_flipped = flipped;
+    if (looks && at >= depth_) {
+      at -= depth_;
+      lap_flipped = !flipped;
+    }
+    std::uint32_t dw3 = 0;
+    bool posted = false;
+    if (looks) {
+      // acquire (system scope): dwords 0-2 and the command's data, written by the controller
+      // (a GPU kernel, a CPU thread or an SSD's DMA) before it released dword 3.
+      dw3 = atomic_ref<std::uint32_t, scope::system>(cq_[at].dw3).load(order::acquire);
+      posted = nvme::completion_entry::phase(dw3) != lap_flipped;
+    }
+    const std::uint32_t missing = lanes & ~warp::ballot(lanes, posted);
+    const std::uint32_t run = missing ? lanes & ((missing & (0u - missing)) - 1u) : lanes;
+    if (run == 0) break;
+    const unsigned taken = warp::popcount(run);
+    std::uint32_t dw2 = 0;
+    if (rank < taken) {
+      dw2 = atomic_ref<std::uint32_t, scope::system>(cq_[at].dw2).load(order::relaxed);
+      const std::uint16_t cid = nvme::completion_entry::command_id(dw3);
+      if (cid < depth_) {
+        const std::uint32_t lap = cq_laps_[cid];
+        cq_laps_[cid] = lap + 1u;
+        // acq_rel: release hands the status and the data to the waiter's acquire; acquire
+        // pairs with nothing the abandoner wrote but keeps the exchange ordered after dw3.
+        const std::uint64_t old = atomic_ref<std::uint64_t>(mailbox_[cid])
+                                      .exchange(detail::mailbox_completion(
+                                                    lap, nvme::completion_entry::status_field(dw3)),
+                                                order::acq_rel);
+        if (old == detail::mailbox_abandon(lap)) {
+          // Its submitter gave up: take the completion for it and free the slot.
+          // release: the slot's next holder acquires the turn.
+          atomic_ref<std::uint32_t>(turn_[cid]).store(lap + 1u, order::release);
+          detail::bump_shared(control_->counters.late_completions, 1);
+        }
+      } else {
+        detail::bump_shared(control_->counters.bad_completions, 1);
+      }
+    }
+    // The last entry of the run carries the newest SQ head.
+    dw2 = static_cast<std::uint32_t>(warp::shfl(lanes, dw2, warp::highest_lane(run)));
+    if (me == leader) {
+      // relaxed: gates the submitters' full check only.
+      atomic_ref<std::uint32_t>(control_->sq_head)
+          .store(nvme::completion_entry::sq_head(dw2) % depth_, order::relaxed);
+    }
+    head += taken;
+    if (head >= depth_) {
+      head -= depth_;
       flipped = !flipped;
     }
+    drained += taken;
+    if (taken < count) break;
   }
-  if (drained != 0) {
-    state_ref.store(head | (flipped ? detail::cq_phase_bit : 0u), order::relaxed);
-    // The doorbell's release covers our loads of the drained entries: the controller may
-    // overwrite them only after we have read them.
-    ring_doorbell(cq_doorbell_, head, mmio_doorbells_);
-    detail::bump(control_->counters.cq_doorbells, 1);
-    detail::bump(control_->counters.drained, drained);
+  // Every lane's loads of its entries and its lap and mailbox writes come before the leader's
+  // doorbell (the controller may then overwrite the entries) and its unlock.
+  warp::sync(lanes);
+  if (me == leader) {
+    if (drained != 0) {
+      state_ref.store(head | (flipped ? detail::cq_phase_bit : 0u), order::relaxed);
+      // The doorbell's release covers the drained entries' loads, ordered by the sync above.
+      ring_doorbell(cq_doorbell_, head, mmio_doorbells_);
+      detail::bump(control_->counters.cq_doorbells, 1);
+      detail::bump(control_->counters.drained, drained);
+    }
+    lock.store(0u, order::release);  // release: head, phase and lap counters for the next drainer
   }
-  lock.store(0u, order::release);  // release: head, phase and lap counters for the next drainer
+}
+
+BAM_HD inline bool queue_pair_ref::poll(const queue_ticket& t, io_status& status) const {
+  // acquire: the status and the command's data, handed on by the drainer's release.
+  const std::uint64_t mb = atomic_ref<std::uint64_t>(mailbox_[t.slot]).load(order::acquire);
+  if (!(mb & detail::mailbox_valid) || detail::mailbox_turn(mb) != t.turn) return false;
+  // release: we are done with the slot (and read what we needed); its next holder may
+  // overwrite the entry and reuse the command id.
+  atomic_ref<std::uint32_t>(turn_[t.slot]).store(t.turn + 1u, order::release);
+  status = io_status::from_device(detail::mailbox_status(mb));
+  return true;
 }
 
 BAM_HD inline io_status queue_pair_ref::wait(const queue_ticket& t, deadline until) const {
   atomic_ref<std::uint64_t> mailbox(mailbox_[t.slot]);
   backoff pause;
   for (;;) {
-    // acquire: the status and the command's data, handed on by the drainer's release.
-    std::uint64_t mb = mailbox.load(order::acquire);
-    if ((mb & detail::mailbox_valid) && detail::mailbox_turn(mb) == t.turn) {
-      // release: we are done with the slot (and read what we needed); its next holder may
-      // overwrite the entry and reuse the command id.
-      atomic_ref<std::uint32_t>(turn_[t.slot]).store(t.turn + 1u, order::release);
-      return io_status::from_device(detail::mailbox_status(mb));
-    }
+    io_status s;
+    if (poll(t, s)) return s;
     drain();
     if (until.expired()) {
       // relaxed: the exchange in the drainer decides who frees the slot; if the completion
-      // lands first the compare fails and the loop takes it.
+      // lands first the compare fails and the next poll takes it.
+      std::uint64_t mb = mailbox.load(order::relaxed);
+      if ((mb & detail::mailbox_valid) && detail::mailbox_turn(mb) == t.turn) continue;
       if (mailbox.compare_exchange(mb, detail::mailbox_abandon(t.turn), order::relaxed)) {
         return io_status::host(status_source::timeout);
       }
