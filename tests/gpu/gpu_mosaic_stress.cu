@@ -1,0 +1,460 @@
+// Arrays declared dense on a two_level cache, on GPU threads: one launch of hundreds of
+// thousands of threads writes and reads a dense array whose data is four times the frame pool,
+// so frames are evicted (their dirty pages written back) and reserved for other pieces while
+// readers run, and one warp drops pages and frames meanwhile. Writers own disjoint elements and
+// read them back; readers check the elements nobody writes against the generator. A second
+// launch reads every element, and after flush the image must hold exactly what was written.
+// Both pinning kinds, both cache modes, two line and frame sizes. A wrong byte, a failed
+// access, a pin or reader announcement left behind, or a frame count that drifted fails the
+// program, naming the element, what was expected and what was read.
+//
+//   gpu_mosaic_stress [--placement gpu_kernel|host_thread|both] [--small]
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <bam/array.hpp>
+#include <bam/cache/mosaic/dense_cache.hpp>
+#include <bam/platform/atomic.hpp>
+#include <bam/platform/backoff.hpp>
+#include <bam/platform/clock.hpp>
+
+#include "gpu_test.cuh"
+
+namespace bam::gpu_test {
+namespace {
+
+using cache::mosaic::dense_cache_ref;
+
+/// Data over frame pool: every piece cannot stay, so reservations evict.
+constexpr std::uint64_t data_per_pool = 4;
+/// Odd elements that each reader lane reads per run.
+constexpr std::uint32_t reads_per_run = 4;
+/// Bad accesses a launch keeps the details of (the rest are counted).
+constexpr std::uint32_t logged_max = 8;
+/// Between two drops by one evictor lane: frequent enough to race with every reader, rare
+/// enough that frame-pin readers still find their frames open most of the time.
+constexpr std::uint32_t drop_gap_ns = 500'000;
+/// Bound on one launch. An epochs eviction waits for a grace period over every reader slot
+/// of the GPU, so a launch may take far longer than with frame pins.
+constexpr std::uint64_t launch_bound_ns = 300'000'000'000ull;
+
+/// The value writers store at element `i` (never the pattern's).
+BAM_HD inline std::uint64_t written_word(std::uint64_t i) { return ~pattern_word(i * 8); }
+
+/// What an element holds once every writer is done: even elements are written, odd ones keep
+/// the image's pattern.
+BAM_HD inline std::uint64_t final_word(std::uint64_t i) {
+  return i % 2 == 0 ? written_word(i) : pattern_word(i * 8);
+}
+
+enum class role : std::uint32_t { reader, writer_store, writer_read_back, verifier };
+
+const char* role_name(role r) {
+  switch (r) {
+    case role::reader:
+      return "reader";
+    case role::writer_store:
+      return "writer's store";
+    case role::writer_read_back:
+      return "writer's read-back";
+    case role::verifier:
+      return "verifying read";
+  }
+  return "?";
+}
+
+struct bad_access {
+  std::uint64_t index;
+  std::uint64_t expected;
+  std::uint64_t got;
+  std::uint32_t status;  ///< io_status bits; 0 when the access succeeded with wrong bytes
+  role who;
+};
+
+/// What one launch did, in GPU memory, read by the host after it.
+struct report {
+  std::uint64_t reads;
+  std::uint64_t writes;
+  std::uint64_t wrong;
+  std::uint64_t failed;
+  std::uint64_t finished;  ///< worker threads done (the evictors stop when all are)
+  std::uint64_t pages_dropped;
+  std::uint64_t frames_dropped;
+  std::uint64_t logged;
+  bad_access first[logged_max];
+
+  BAM_HD void note(role who, std::uint64_t index, std::uint64_t expected, std::uint64_t got,
+                   io_status s) {
+    // relaxed: counts and the claim of a log entry; the host reads them after the launch.
+    atomic_ref<std::uint64_t>(s.ok() ? wrong : failed).fetch_add(1, order::relaxed);
+    const std::uint64_t n = atomic_ref<std::uint64_t>(logged).fetch_add(1, order::relaxed);
+    if (n < logged_max) first[n] = bad_access{index, expected, got, s.bits(), who};
+  }
+  BAM_HD void add(std::uint64_t& counter, std::uint64_t by) {
+    // relaxed: a total the host reads after the launch.
+    if (by != 0) atomic_ref<std::uint64_t>(counter).fetch_add(by, order::relaxed);
+  }
+};
+
+/// The stress launch. Roles go by warp, as an application's would: the first `evictor_warps`
+/// warps drop random pages and frames until every other thread is done; the remaining warps
+/// alternate between writers and readers. Writer w owns the even elements 2 (w + k W) (a
+/// writer warp's stores share a line; step k of all writers covers one window of the array),
+/// stores them all, then reads them back after the cache has moved on. A reader warp reads
+/// runs of odd elements, which nobody writes, from random starts: one run per warp, or on odd
+/// rounds two (odd lanes elsewhere), so lanes form one or two groups per access.
+struct stress_launch {
+  array_ref<std::uint64_t> a;
+  page_cache_ref cache;
+  report* out;
+  std::uint64_t lanes;
+  std::uint64_t evictor_warps;
+  std::uint64_t writers;  ///< writer threads
+  std::uint64_t workers;  ///< writer and reader threads
+  std::uint32_t rounds;   ///< runs per reader warp
+  std::uint64_t seed;
+  std::uint64_t evict_for_ns;
+
+  BAM_HD void operator()(thread_index t) const {
+    const std::uint64_t warp = t.id / lanes;
+    const std::uint64_t lane = t.id % lanes;
+    if (warp < evictor_warps) {
+      evict(t.id);
+      return;
+    }
+    const std::uint64_t w = warp - evictor_warps;
+    if (w % 2 == 0) {
+      write_then_read_back(w / 2 * lanes + lane);
+    } else {
+      read_unwritten(w / 2, lane);
+    }
+    out->add(out->finished, 1);
+  }
+
+  BAM_HD void write_then_read_back(std::uint64_t writer) const {
+    std::uint64_t stores = 0, reads = 0;
+    for (std::uint64_t i = 2 * writer; i < a.size(); i += 2 * writers) {
+      const io_status s = a.try_store(i, written_word(i));
+      ++stores;
+      if (!s.ok()) out->note(role::writer_store, i, written_word(i), 0, s);
+    }
+    for (std::uint64_t i = 2 * writer; i < a.size(); i += 2 * writers) {
+      std::uint64_t v = 0;
+      const io_status s = a.try_read(i, v);
+      ++reads;
+      if (!s.ok() || v != written_word(i))
+        out->note(role::writer_read_back, i, written_word(i), v, s);
+    }
+    out->add(out->writes, stores);
+    out->add(out->reads, reads);
+  }
+
+  BAM_HD void read_unwritten(std::uint64_t reader_warp, std::uint64_t lane) const {
+    const std::uint64_t span = 2 * lanes * reads_per_run;  // elements one run covers
+    std::uint64_t reads = 0;
+    for (std::uint32_t r = 0; r < rounds; ++r) {
+      // The same hash in every lane of the warp (pattern_word is a good mixer).
+      const std::uint64_t key = (reader_warp * rounds + r) * 2;
+      const bool elsewhere = r % 2 == 1 && lane % 2 == 1;
+      const std::uint64_t start =
+          pattern_word(seed ^ (key + (elsewhere ? 1 : 0))) % (a.size() - span);
+      const std::uint64_t first = start | 1u;  // odd: never written
+      for (std::uint32_t j = 0; j < reads_per_run; ++j) {
+        const std::uint64_t i = first + 2 * (lane + lanes * j);
+        std::uint64_t v = 0;
+        const io_status s = a.try_read(i, v);
+        ++reads;
+        if (!s.ok() || v != pattern_word(i * 8))
+          out->note(role::reader, i, pattern_word(i * 8), v, s);
+      }
+    }
+    out->add(out->reads, reads);
+  }
+
+  BAM_HD void evict(std::uint64_t id) const {
+    const dense_cache_ref dense(cache);
+    const std::uint32_t frames = dense.pool().geometry.frames;
+    const deadline stop = deadline::after_ns(evict_for_ns);
+    backoff gap(drop_gap_ns, drop_gap_ns);
+    std::uint64_t pages = 0, whole = 0;
+    // relaxed: a progress count; the drops themselves order what they touch.
+    for (std::uint64_t k = 0;
+         atomic_ref<std::uint64_t>(out->finished).load(order::relaxed) < workers && !stop.expired();
+         ++k) {
+      const std::uint64_t h = pattern_word(seed ^ (id << 32) ^ k);
+      if (h % 4 == 0) {
+        whole += dense.drop_frame(static_cast<std::uint32_t>((h >> 8) % frames)) ? 1 : 0;
+      } else {
+        pages += dense.drop_page(a.slot(), (h >> 8) % a.slot().pages) ? 1 : 0;
+      }
+      gap.pause();
+    }
+    out->add(out->pages_dropped, pages);
+    out->add(out->frames_dropped, whole);
+  }
+};
+
+/// Every element read once, warp-contiguous, while the frames turn over once more: the
+/// written values came back from storage after their frames were evicted.
+struct verify_launch {
+  array_ref<std::uint64_t> a;
+  report* out;
+  BAM_HD void operator()(thread_index t) const {
+    std::uint64_t reads = 0;
+    for (std::uint64_t i = t.id; i < a.size(); i += t.count) {
+      std::uint64_t v = 0;
+      const io_status s = a.try_read(i, v);
+      ++reads;
+      if (!s.ok() || v != final_word(i)) out->note(role::verifier, i, final_word(i), v, s);
+    }
+    out->add(out->reads, reads);
+  }
+};
+
+void warm_up_kernels(gpu_runtime& rt) {
+  rt.preload({kernel_function<stress_launch>(), kernel_function<verify_launch>()});
+  rt.warm_up([](stream_handle s) {
+    warm_up_launch<stress_launch>(s);
+    warm_up_launch<verify_launch>(s);
+  });
+}
+
+struct stress_case {
+  pinning_kind pinning;
+  cache_mode mode;
+  std::uint32_t line_bytes;
+  std::uint64_t frame_bytes;  ///< as configured; small caches halve it (frame_geometry.hpp)
+};
+
+// Each pinning kind meets both modes and both geometries: 2 MiB frames of 4 KiB lines (the
+// default frame, bitmaps of several words), and 64 KiB frames of 512 B lines (many frames).
+constexpr stress_case cases[] = {
+    {pinning_kind::frame_pins, cache_mode::optimized, 4096, 2ull << 20},
+    {pinning_kind::frame_pins, cache_mode::naive, 512, 64ull << 10},
+    {pinning_kind::epochs, cache_mode::optimized, 512, 64ull << 10},
+    {pinning_kind::epochs, cache_mode::naive, 4096, 2ull << 20},
+};
+
+struct shape {
+  std::uint32_t grid;
+  std::uint32_t block;
+  std::uint32_t rounds;  ///< runs per reader warp
+};
+
+shape shape_for(controller_placement p, bool small) {
+  if (small) return {8, 128, 4};
+  // A host thread serves every command there (one CUDA copy each): fewer threads.
+  if (p == controller_placement::host_thread) return {64, 256, 8};
+  return {1024, 256, 8};
+}
+
+/// A writable array's launch needs two lines per warp it runs (array::ref_for_launch); at
+/// least 256 lines, so that even the small run has frames of several lines.
+std::uint64_t lines_for(const shape& s) {
+  const std::uint64_t warps = std::uint64_t{s.grid} * s.block / 32;
+  return std::max<std::uint64_t>(2 * warps, 256);
+}
+
+storage_config storage_for(controller_placement p) {
+  storage_config c;
+  const bool on_gpu = p == controller_placement::gpu_kernel;
+  c.devices = on_gpu ? 2 : 1;
+  c.queues_per_device = on_gpu ? 32 : 8;
+  c.queue_depth = on_gpu ? 256 : 64;
+  c.model = device_model::unlimited();
+  c.placement = p;
+  c.timeout_ns = 10'000'000'000ull;  // a stuck command fails its access, with its reason
+  return c;
+}
+
+std::string hex(std::uint64_t v) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%016" PRIx64, v);
+  return text;
+}
+
+/// Fails on any bad access of a launch and prints the first ones.
+void expect_clean(checker& c, const report& r, const std::string& what) {
+  c.equal(r.wrong, std::uint64_t{0}, what + ": elements read with wrong bytes");
+  c.equal(r.failed, std::uint64_t{0}, what + ": accesses that failed");
+  const std::uint64_t shown = std::min<std::uint64_t>(r.logged, logged_max);
+  for (std::uint64_t n = 0; n < shown; ++n) {
+    const bad_access& b = r.first[n];
+    const io_status s = io_status::from_bits(b.status);
+    std::string line = what + ": element " + std::to_string(b.index) + " (" + role_name(b.who) +
+                       "): expected " + hex(b.expected);
+    line += s.ok() ? ", got " + hex(b.got) : ", failed: " + std::string(s.name());
+    std::fprintf(stderr, "  %s\n", line.c_str());
+  }
+  if (r.logged > shown) {
+    std::fprintf(stderr, "  %s: %" PRIu64 " more not shown\n", what.c_str(), r.logged - shown);
+  }
+}
+
+/// Nothing may be left protecting or holding a frame once every access has finished, and the
+/// tenant's frame count must match the frames that name it.
+void expect_frames_at_rest(checker& c, gpu_runtime& rt, const page_cache& cache,
+                           const array<std::uint64_t>& a, const array_ref<std::uint64_t>& ref,
+                           const std::string& what) {
+  const cache::mosaic::frame_pool_view p = cache.ref().frames();  // ref() is a temporary
+  const std::vector<std::uint64_t> states = download(rt, p.state, p.geometry.frames);
+  std::uint64_t pins = 0, held = 0;
+  for (const std::uint64_t s : states) {
+    pins += cache::mosaic::frame_pins(s);
+    held += (s & cache::mosaic::frame_bits::held) != 0;
+  }
+  c.equal(pins, std::uint64_t{0}, what + ": frame pins left");
+  c.equal(held, std::uint64_t{0}, what + ": frames left held");
+  if (p.epoch_slot_count != 0) {
+    const std::vector<std::uint64_t> slots = download(rt, p.epoch_slots, p.epoch_slot_count);
+    const auto announced = static_cast<std::uint64_t>(
+        std::count_if(slots.begin(), slots.end(), [](std::uint64_t v) { return v != 0; }));
+    c.equal(announced, std::uint64_t{0}, what + ": epoch reader slots left announced");
+  }
+  const std::uint32_t counted = download(rt, ref.slot().frames_held, 1)[0];
+  c.equal(std::uint64_t{counted}, a.frame_stats().frames_held(),
+          what + ": the tenant's frame count vs the frames that name it");
+}
+
+/// After flush, the image holds the written even elements and the pattern's odd ones.
+void expect_image(checker& c, const backing_store& image, std::uint64_t elements,
+                  const std::string& what) {
+  const auto* words = reinterpret_cast<const std::uint64_t*>(image.data());
+  std::uint64_t differ = 0;
+  for (std::uint64_t i = 0; i < elements; ++i) {
+    if (words[i] == final_word(i)) continue;
+    if (differ++ < logged_max) {
+      std::fprintf(stderr, "  %s: image element %" PRIu64 ": expected %s, got %s\n", what.c_str(),
+                   i, hex(final_word(i)).c_str(), hex(words[i]).c_str());
+    }
+  }
+  c.equal(differ, std::uint64_t{0}, what + ": image elements differing after flush");
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void run_case(checker& c, controller_placement placement, const options& o, const stress_case& k) {
+  const std::string what = std::string(name(placement)) + " " + to_string(k.pinning) + " " +
+                           to_string(k.mode) + " line=" + std::to_string(k.line_bytes);
+  guarded(c, what, [&] {
+    gpu_runtime rt(test_runtime_config());
+    if (!c.expect(rt.gpu(), "a GPU is present: " + rt.message())) return;
+    const shape s = shape_for(placement, o.small);
+    const cache_config config{.line_bytes = k.line_bytes,
+                              .capacity_bytes = lines_for(s) * k.line_bytes,
+                              .mode = k.mode,
+                              // Longer than gpu_cache_stress's: an epochs eviction waits
+                              // for a scan of every reader slot of the GPU.
+                              .victim_timeout_ns = 20'000'000'000ull,
+                              .translation = translation_kind::two_level,
+                              .pinning = k.pinning,
+                              .frame_bytes = k.frame_bytes,
+                              .frame_percent = 50,
+                              .check_frame_owners = true};
+    page_cache cache(config, rt);
+    const std::uint32_t lanes = cache.warp_width();
+    const cache::mosaic::frame_geometry g = cache.ref().frames().geometry;
+    const std::uint64_t data = data_per_pool * g.frames * g.frame_bytes;
+    auto image = pattern_image(data, memory_kind::pinned, rt);
+    emulated_storage ssd(storage_for(placement), image, &rt);
+    array<std::uint64_t> a(cache, ssd.ref(), {.name = "dense", .dense = true});
+    device_memory reports(2 * sizeof(report));
+    zero_async(reports.data(), reports.bytes(), rt.stream());
+    report* const stressed = reports.as<report>();
+    report* const verified = stressed + 1;
+    warm_up_kernels(rt);
+    stop_guard stop(rt);
+    rt.start();
+
+    const array_ref<std::uint64_t> ref = a.ref_for_launch(s.grid, s.block);
+    if (!c.expect(ref.slot().large_table != nullptr && !ref.reads_through(),
+                  what + ": the array goes through frames")) {
+      return;
+    }
+    const std::uint64_t threads = std::uint64_t{s.grid} * s.block;
+    const std::uint64_t warps = threads / lanes;
+    const std::uint64_t evictor_warps = 1;
+    const std::uint64_t worker_warps = warps - evictor_warps;
+    const std::uint64_t writers = (worker_warps + 1) / 2 * lanes;
+    c.note(what + ": " + std::to_string(threads) + " threads (" + std::to_string(writers) +
+           " writers), " + std::to_string(g.frames) + " frames of " +
+           std::to_string(g.frame_bytes >> 10) + " KiB, " + std::to_string(data >> 10) +
+           " KiB of data (" + std::to_string(data / g.frame_bytes) + " pieces); " + ssd.describe());
+
+    auto t0 = std::chrono::steady_clock::now();
+    launch(rt.stream(), s.grid, s.block,
+           stress_launch{ref, cache.ref(), stressed, lanes, evictor_warps, writers,
+                         worker_warps * lanes, s.rounds, 0x5eed0000ull + k.line_bytes,
+                         launch_bound_ns});
+    wait_or_exit(c, rt, what + ": stress launch", launch_bound_ns);
+    const double stress_s = seconds_since(t0);
+    const cache_stats during = a.stats();
+    const report r1 = download(rt, stressed, 1)[0];
+    expect_clean(c, r1, what + ": stress launch");
+    c.equal(r1.writes, (a.size() + 1) / 2, what + ": stores made (every even element once)");
+    c.equal(r1.finished, worker_warps * lanes, what + ": worker threads finished");
+    // More pieces given a frame than there are frames: frames were evicted and reserved again
+    // for other pieces while the readers ran.
+    const std::string reserved = std::to_string(during.coalesces) + " reservations of " +
+                                 std::to_string(g.frames) + " frames";
+    c.expect(during.coalesces > g.frames, what + ": frames reserved again (" + reserved + ")");
+    c.expect(during.evictions > 0, what + ": frames evicted during the stress launch");
+
+    t0 = std::chrono::steady_clock::now();
+    launch(rt.stream(), s.grid, s.block, verify_launch{ref, verified});
+    wait_or_exit(c, rt, what + ": verify launch", launch_bound_ns);
+    const double verify_s = seconds_since(t0);
+    const report r2 = download(rt, verified, 1)[0];
+    expect_clean(c, r2, what + ": verify launch");
+    c.equal(r2.reads, a.size(), what + ": elements verified");
+    a.flush();
+    rt.check();
+    rt.stop();
+
+    const cache_stats st = a.stats();
+    c.equal(st.accesses, r1.reads + r1.writes + r2.reads, what + ": accesses counted");
+    c.equal(st.accesses, st.hits + st.misses + st.coalesced,
+            what + ": accesses = hits + misses + coalesced");
+    expect_frames_at_rest(c, rt, cache, a, ref, what);
+    try {
+      a.check();
+    } catch (const std::exception& e) {
+      c.expect(false, what + ": " + e.what());
+    }
+    expect_image(c, *image, a.size(), what);
+    c.note(what + ": stress " + std::to_string(stress_s) + " s, verify " +
+           std::to_string(verify_s) + " s; " + std::to_string(st.accesses) +
+           " accesses, hit rate " + std::to_string(st.hit_rate()) + ", " +
+           std::to_string(st.coalesces) + " frame reservations, " + std::to_string(st.evictions) +
+           " frame evictions, " + std::to_string(st.loads) + " loads, " +
+           std::to_string(st.write_backs) + " write-backs; dropped " +
+           std::to_string(r1.pages_dropped) + " pages and " + std::to_string(r1.frames_dropped) +
+           " frames");
+  });
+}
+
+}  // namespace
+}  // namespace bam::gpu_test
+
+// Each case is guarded on its own (placement in its name), so BAM_GPU_TEST_ONLY=epochs picks
+// the epochs cases of every placement.
+int main(int argc, char** argv) {
+  using namespace bam::gpu_test;
+  checker c("gpu_mosaic_stress");
+  try {
+    const options o = parse(argc, argv);
+    for (const bam::controller_placement p : o.placements) {
+      for (const stress_case& k : cases) run_case(c, p, o, k);
+    }
+  } catch (const std::exception& e) {
+    c.expect(false, e.what());
+  }
+  return c.result();
+}
