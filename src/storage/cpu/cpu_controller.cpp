@@ -250,7 +250,8 @@ std::vector<std::string> cpu_controller::stuck_queues(std::uint64_t age_ns) cons
           oldest_cid = c;
         }
       }
-      if (oldest != 0 && now - oldest > age_ns) {
+      // A pass that began after our clock read may have stamped a later time than `now`.
+      if (oldest != 0 && now > oldest && now - oldest > age_ns) {
         out.push_back("device " + std::to_string(d) + " queue " + std::to_string(q.ref.id()) +
                       ": command id " + std::to_string(oldest_cid) + " outstanding for " +
                       std::to_string((now - oldest) / 1'000'000) + " ms");
