@@ -87,6 +87,8 @@ class cpu_runner final : public runner {
       case scheme::ideal:
         go<scheme::ideal>(gathers, bytes, seed, wrong);
         break;
+      case scheme::lean_l2:
+        throw input_error("lean_l2 needs --side gpu (it keeps the table in the GPU's L2)");
     }
     const double s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -96,6 +98,8 @@ class cpu_runner final : public runner {
     }
     return s;
   }
+
+  [[nodiscard]] bool supports(scheme sc) const override { return sc != scheme::lean_l2; }
 
   [[nodiscard]] std::string device() const override {
     return "cpu (" + std::to_string(threads_) + " threads)";
@@ -138,7 +142,7 @@ scheme parse_scheme(const std::string& name) {
     if (name == to_string(s)) return s;
   }
   throw input_error("--schemes: unknown scheme '" + name +
-                    "' (bam, lean, two_level_pins, two_level_epochs, large_only, ideal)");
+                    "' (bam, lean, two_level_pins, two_level_epochs, large_only, ideal, lean_l2)");
 }
 
 std::string fixed(double v, int digits) {
@@ -180,6 +184,15 @@ void run_translation_bench(const translation_bench_options& options) {
   }
   std::unique_ptr<runner> r = gpu ? make_gpu_runner(o) : make_cpu_runner(o);
   std::cerr << "bam: translation on " << r->device() << "\n";
+  if (o.schemes.empty()) {
+    std::erase_if(schemes, [&](scheme sc) { return !r->supports(sc); });
+  } else {
+    for (const scheme sc : schemes) {
+      if (!r->supports(sc)) {
+        throw input_error(std::string("--schemes ") + to_string(sc) + " needs --side gpu");
+      }
+    }
+  }
 
   std::vector<row> rows;
   std::uint32_t seed = 1;

@@ -53,6 +53,15 @@ class gpu_runner final : public runner {
     grids_[3] = resident_grid<gather_kernel<scheme::two_level_epochs>>(prop_);
     grids_[4] = resident_grid<gather_kernel<scheme::large_only>>(prop_);
     grids_[5] = resident_grid<gather_kernel<scheme::ideal>>(prop_);
+    grids_[6] = resident_grid<gather_kernel<scheme::lean_l2>>(prop_);
+    // The L2 set-aside for persisting accesses is a limit of this process's context; it is
+    // put back when the runner ends.
+    if (prop_.persistingL2CacheMaxSize > 0) {
+      BAM_CUDA_CHECK(cudaDeviceGetLimit(&saved_persisting_, cudaLimitPersistingL2CacheSize));
+      BAM_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize,
+                                        static_cast<std::size_t>(prop_.persistingL2CacheMaxSize)));
+      restore_persisting_ = true;
+    }
     max_grid_ = *std::max_element(std::begin(grids_), std::end(grids_));
     sink_ = device_memory(std::uint64_t{max_grid_} * block_threads * 8);
     wrong_ = device_memory(8);
@@ -62,6 +71,12 @@ class gpu_runner final : public runner {
         cudaMemcpyAsync(&epoch_slots_, bound.data(), 4, cudaMemcpyDeviceToHost, stream_.get()));
     BAM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
   }
+
+  ~gpu_runner() override {
+    if (restore_persisting_) cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, saved_persisting_);
+  }
+  gpu_runner(const gpu_runner&) = delete;
+  gpu_runner& operator=(const gpu_runner&) = delete;
 
   void prepare(const shape& s) override {
     blocks_.clear();
@@ -81,6 +96,7 @@ class gpu_runner final : public runner {
 
   double time(scheme sc, std::uint64_t gathers, std::uint32_t bytes, std::uint32_t seed) override {
     zero_async(wrong_.data(), 8, stream_.get());
+    if (sc == scheme::lean_l2) set_lean_window(true);
     BAM_CUDA_CHECK(cudaEventRecord(begin_.get(), stream_.get()));
     switch (sc) {
       case scheme::bam:
@@ -101,6 +117,9 @@ class gpu_runner final : public runner {
       case scheme::ideal:
         go<scheme::ideal>(5, gathers, bytes, seed);
         break;
+      case scheme::lean_l2:
+        go<scheme::lean_l2>(6, gathers, bytes, seed);
+        break;
     }
     BAM_CUDA_CHECK(cudaEventRecord(end_.get(), stream_.get()));
     std::uint64_t wrong = 0;
@@ -108,6 +127,8 @@ class gpu_runner final : public runner {
         cudaMemcpyAsync(&wrong, wrong_.data(), 8, cudaMemcpyDeviceToHost, stream_.get()));
     // Bounded by the kernel: every gather is a hit (no waits), so it ends.
     BAM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    // After the kernel: the reset of persisting lines takes effect at once, for everyone.
+    if (sc == scheme::lean_l2) set_lean_window(false);
     float ms = 0;
     BAM_CUDA_CHECK(cudaEventElapsedTime(&ms, begin_.get(), end_.get()));
     if (wrong != 0) {
@@ -117,8 +138,15 @@ class gpu_runner final : public runner {
     return ms / 1e3;
   }
 
+  [[nodiscard]] bool supports(scheme sc) const override {
+    return sc != scheme::lean_l2 ||
+           (prop_.persistingL2CacheMaxSize > 0 && prop_.accessPolicyMaxWindowSize > 0);
+  }
+
   [[nodiscard]] std::string device() const override {
-    return gpu_description() + ", " + std::to_string(epoch_slots_) + " epoch slots";
+    return gpu_description() + ", " + std::to_string(epoch_slots_) + " epoch slots, L2 " +
+           std::to_string(prop_.persistingL2CacheMaxSize >> 20) + " MiB persisting at most, " +
+           "window " + std::to_string(prop_.accessPolicyMaxWindowSize >> 20) + " MiB at most";
   }
   [[nodiscard]] std::uint64_t l2_bytes() const override {
     return static_cast<std::uint64_t>(prop_.l2CacheSize);
@@ -135,9 +163,32 @@ class gpu_runner final : public runner {
                             wrong_.as<std::uint64_t>()});
   }
 
+  /// Puts the lean table in a persisting window of the stream (as much of it as the window
+  /// covers, with the share of it the set-aside holds), or takes the window away and sends
+  /// the persisting lines back to normal.
+  void set_lean_window(bool on) {
+    cudaStreamAttrValue v{};
+    if (on) {
+      const std::uint64_t table = (f_.data_bytes >> f_.line_shift) * 8;
+      const std::uint64_t bytes = std::min<std::uint64_t>(
+          table, static_cast<std::uint64_t>(prop_.accessPolicyMaxWindowSize));
+      v.accessPolicyWindow.base_ptr = f_.lean;
+      v.accessPolicyWindow.num_bytes = bytes;
+      v.accessPolicyWindow.hitRatio = static_cast<float>(std::min(
+          1.0, static_cast<double>(prop_.persistingL2CacheMaxSize) / static_cast<double>(bytes)));
+      v.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+      v.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+    }
+    BAM_CUDA_CHECK(
+        cudaStreamSetAttribute(stream_.get(), cudaStreamAttributeAccessPolicyWindow, &v));
+    if (!on) BAM_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
+  }
+
   owned_stream stream_;
   cudaDeviceProp prop_{};
-  std::uint32_t grids_[6] = {};
+  std::size_t saved_persisting_ = 0;
+  bool restore_persisting_ = false;
+  std::uint32_t grids_[7] = {};
   std::uint32_t max_grid_ = 0;
   std::uint32_t epoch_slots_ = 0;
   device_memory sink_, wrong_;

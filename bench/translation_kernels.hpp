@@ -27,10 +27,20 @@
 
 namespace bam::bench::translation {
 
-enum class scheme : std::uint8_t { bam, lean, two_level_pins, two_level_epochs, large_only, ideal };
+/// lean_l2 is lean with its table kept in the L2 by a persisting access-policy window (GPU
+/// only): the "tables pinned on chip" ideal of translation.
+enum class scheme : std::uint8_t {
+  bam,
+  lean,
+  two_level_pins,
+  two_level_epochs,
+  large_only,
+  ideal,
+  lean_l2
+};
 inline constexpr scheme all_schemes[] = {
-    scheme::bam,        scheme::lean, scheme::two_level_pins, scheme::two_level_epochs,
-    scheme::large_only, scheme::ideal};
+    scheme::bam,        scheme::lean,  scheme::two_level_pins, scheme::two_level_epochs,
+    scheme::large_only, scheme::ideal, scheme::lean_l2};
 
 inline const char* to_string(scheme s) {
   switch (s) {
@@ -46,6 +56,8 @@ inline const char* to_string(scheme s) {
       return "large_only";
     case scheme::ideal:
       return "ideal";
+    case scheme::lean_l2:
+      return "lean_l2";
   }
   return "unknown";
 }
@@ -180,7 +192,7 @@ struct gather_kernel {
       const std::uint64_t within = flat & line_mask;
       if constexpr (S == scheme::ideal) {
         sum += read_gather(f.data + flat, flat, gather_bytes, bad);
-      } else if constexpr (S == scheme::lean) {
+      } else if constexpr (S == scheme::lean || S == scheme::lean_l2) {
         // relaxed: a hit-path study; a real lean table would pair it with epochs.
         const std::uint64_t e = atomic_ref<std::uint64_t>(f.lean[page]).load(order::relaxed);
         if (!(e & lean_valid)) {

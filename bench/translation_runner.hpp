@@ -40,6 +40,7 @@ struct shape {
       case scheme::bam:
         return pages() * (4 + 8 + 4);  // page entry, line state, CLOCK reference
       case scheme::lean:
+      case scheme::lean_l2:
         return pages() * 8;
       case scheme::two_level_pins:
       case scheme::two_level_epochs:
@@ -65,6 +66,8 @@ class runner {
   [[nodiscard]] virtual std::string device() const = 0;
   [[nodiscard]] virtual std::uint64_t l2_bytes() const = 0;
   [[nodiscard]] virtual std::uint64_t threads() const = 0;
+  /// Whether this side can run `sc` (lean_l2 needs the GPU's L2 controls).
+  [[nodiscard]] virtual bool supports(scheme sc) const = 0;
 };
 
 std::unique_ptr<runner> make_cpu_runner(const translation_bench_options& o);

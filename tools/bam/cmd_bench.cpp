@@ -145,8 +145,10 @@ void add_translation_bench(CLI::App& bench) {
   c->add_option("--gather-bytes", o->gather_bytes, "Gather sizes (list; 0 = a whole line)")
       ->delimiter(',')
       ->capture_default_str();
-  c->add_option("--schemes", o->schemes,
-                "bam, lean, two_level_pins, two_level_epochs, large_only, ideal (list)")
+  c->add_option(
+       "--schemes", o->schemes,
+       "bam, lean, two_level_pins, two_level_epochs, large_only, ideal, lean_l2 (GPU: lean "
+       "with its table in a persisting L2 window) (list)")
       ->delimiter(',');
   c->add_option("--frame-bytes", o->frame_bytes, "Large frame size")
       ->transform(size_transformer())
