@@ -44,9 +44,21 @@ __device__ __forceinline__ bool warp_before(std::uint64_t end) {
   return __shfl_sync(full_warp, go, 0) != 0;
 }
 
-/// (7a) Each warp reads whole random lines, lane k taking 16-byte elements k, k + 32, ... of
-/// the line through a cursor (one probe and pin per lane per line, reference reuse within it).
+/// Words of the 16-byte element `e` of the image that differ from the pattern.
+__device__ __forceinline__ std::uint64_t wrong_words(const uint4& v, std::uint64_t e) {
+  const std::uint64_t w0 = v.x | std::uint64_t{v.y} << 32;
+  const std::uint64_t w1 = v.z | std::uint64_t{v.w} << 32;
+  return (w0 != pattern_word(e * 16)) + (w1 != pattern_word(e * 16 + 8));
+}
+
+/// (7a) Each warp reads whole random lines through cursors, with eight 16-byte elements in
+/// flight per lane as the hbm_lines ceiling has: a line is read by per_line / 8 lanes (4 of a
+/// 512 B line, 32 of a 4 KiB one), so a warp has as many lines in flight as the ceiling's. A
+/// lane's first element of a line moves its cursor there (one probe and pin for the lanes on
+/// the line), the rest read through that pin.
 struct warp_lines {
+  static constexpr std::uint32_t in_flight = 8;  ///< element reads issued before any is used
+
   array_ref<const uint4> a;
   std::uint64_t lines;
   std::uint32_t per_line;  ///< elements per line (a multiple of 32)
@@ -58,22 +70,45 @@ struct warp_lines {
     const std::uint64_t end = agree_on_end(&counts->end_ns, duration_ns);
     const std::uint64_t warp = t.id / warp_lanes, warps = t.count / warp_lanes;
     const auto lane = static_cast<std::uint32_t>(t.id % warp_lanes);
+    const std::uint32_t line_lanes =
+        per_line / in_flight < warp_lanes ? per_line / in_flight : warp_lanes;
+    const std::uint32_t lines_per_warp = warp_lanes / line_lanes;
     auto cursor = a.reader();
     std::uint64_t done = 0, failed = 0, wrong = 0;
     for (std::uint64_t item = warp; warp_before(end); item += warps) {
-      const std::uint64_t line = pick(counter_hash(item, seed), lines);
-      for (std::uint32_t j = lane; j < per_line; j += warp_lanes) {
-        const std::uint64_t e = line * per_line + j;
-        uint4 v;
-        if (!cursor.try_read(e, v).ok()) {
-          ++failed;
-          continue;
+      const std::uint64_t line =
+          pick(counter_hash(item * lines_per_warp + lane / line_lanes, seed), lines);
+      // Load j of a group reads line_lanes consecutive elements: whole sectors.
+      for (std::uint64_t e0 = line * per_line + lane % line_lanes; e0 < (line + 1) * per_line;
+           e0 += std::uint64_t{line_lanes} * in_flight) {
+        // Zeroed: an element whose read fails must not keep a register of the last round live.
+        uint4 v[in_flight] = {};
+        const bool first_ok = cursor.try_read(e0, v[0]).ok();
+        failed += first_ok ? 0 : 1;
+        std::uint32_t missed = 0;
+#pragma unroll
+        for (std::uint32_t j = 1; j < in_flight; ++j) {
+          if (!cursor.read_if_pinned(e0 + j * line_lanes, v[j])) missed |= 1u << j;
         }
-        const std::uint64_t w0 = v.x | std::uint64_t{v.y} << 32;
-        const std::uint64_t w1 = v.z | std::uint64_t{v.w} << 32;
-        wrong += (w0 != pattern_word(e * 16)) + (w1 != pattern_word(e * 16 + 8));
+        // No call may come between the loads and their checks (it would save the loaded
+        // registers, waiting for them): elements the pin did not serve are read after.
+#pragma unroll
+        for (std::uint32_t j = 0; j < in_flight; ++j) {
+          if ((j == 0 && !first_ok) || (missed & (1u << j))) continue;
+          wrong += wrong_words(v[j], e0 + j * line_lanes);
+        }
+        for (; missed != 0; missed &= missed - 1) {
+          const auto j = static_cast<std::uint32_t>(__ffs(static_cast<int>(missed)) - 1);
+          const std::uint64_t e = e0 + j * line_lanes;
+          uint4 x;
+          if (cursor.try_read(e, x).ok()) {
+            wrong += wrong_words(x, e);
+          } else {
+            ++failed;
+          }
+        }
       }
-      ++done;
+      done += lines_per_warp;
     }
     cursor.drop();
     io::add_counts(counts, lane == 0 ? done : 0, failed, wrong);
@@ -303,7 +338,8 @@ void figure_lines(const cache_bench_options& o) {
   const std::uint64_t data = 1ull << 30, capacity = 2ull << 30;
   out.configuration.set("data_bytes", data)
       .set("cache_bytes", capacity)
-      .set("cache_mode", "optimized");
+      .set("cache_mode", "optimized")
+      .set("elements_in_flight_per_lane", std::uint64_t{warp_lines::in_flight});
   auto image = pattern_image(data);
   const std::vector<std::uint32_t> lines = {512, 4096};
   std::vector<double> ceiling;

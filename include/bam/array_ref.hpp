@@ -61,22 +61,23 @@ class array_ref {
 
   /// The value returned for elements whose I/O failed: every bit set.
   [[nodiscard]] BAM_HD static value_type poison() {
-    value_type v;
+    value_type v{};  // GCC cannot see that try_read fills it whenever it succeeds
     std::memset(static_cast<void*>(&v), 0xff, sizeof v);
     return v;
   }
 
   /// Reads element `i` (poison on failure).
   [[nodiscard]] BAM_HD value_type operator[](std::uint64_t i) const {
-    value_type v;
+    value_type v{};  // GCC cannot see that try_read fills it whenever it succeeds
     if (!try_read(i, v).ok()) v = poison();
     return v;
   }
 
   /// Reads element `i` into `out`; returns the status of the access.
   [[nodiscard]] BAM_HD io_status try_read(std::uint64_t i, value_type& out) const {
-    return access(
-        i, [&](std::uint8_t* p) { std::memcpy(static_cast<void*>(&out), p, sizeof(T)); }, false);
+    if (!inlined()) return read_out_of_line(i, out);
+    return access_inlined(
+        i, [&](std::uint8_t* p) { load_element(out, p); }, false);
   }
 
   /// Writes element `i`.
@@ -86,8 +87,9 @@ class array_ref {
 
   [[nodiscard]] BAM_HD io_status try_store(std::uint64_t i,
                                            const value_type& v) const requires writable {
-    return access(
-        i, [&](std::uint8_t* p) { std::memcpy(p, static_cast<const void*>(&v), sizeof(T)); }, true);
+    if (!inlined()) return store_out_of_line(i, v);
+    return access_inlined(
+        i, [&](std::uint8_t* p) { store_element(p, v); }, true);
   }
 
   /// Reference reuse: a thread walking one line keeps its pin between accesses. Create one
@@ -95,36 +97,72 @@ class array_ref {
   /// before it waits on a miss.
   class cursor {
    public:
-    BAM_HD explicit cursor(const array_ref& a) : a_(&a) {}
+    BAM_HD explicit cursor(const array_ref& a) : a_(&a) {
+      if (a.direct_) {  // a view of memory: every element is always held
+        span_ = a.count_;
+        base_ = reinterpret_cast<std::uintptr_t>(a.direct_);
+      }
+    }
     BAM_HD ~cursor() { drop(); }
     cursor(const cursor&) = delete;
     cursor& operator=(const cursor&) = delete;
 
     [[nodiscard]] BAM_HD value_type operator[](std::uint64_t i) {
-      value_type v;
+      value_type v{};  // GCC cannot see that try_read fills it whenever it succeeds
       if (!try_read(i, v).ok()) v = poison();
       return v;
     }
     [[nodiscard]] BAM_HD io_status try_read(std::uint64_t i, value_type& out) {
+      if (!a_->reuses()) return a_->read_out_of_line(i, out);
       return a_->access_reusing(
-          i, *this, [&](std::uint8_t* p) { std::memcpy(static_cast<void*>(&out), p, sizeof(T)); },
-          false);
+          i, *this, [&](std::uint8_t* p) { load_element(out, p); }, false);
     }
     BAM_HD void store(std::uint64_t i, const value_type& v) requires writable {
+      if (!a_->reuses()) {
+        (void)a_->store_out_of_line(i, v);
+        return;
+      }
       (void)a_->access_reusing(
-          i, *this,
-          [&](std::uint8_t* p) { std::memcpy(p, static_cast<const void*>(&v), sizeof(T)); }, true);
+          i, *this, [&](std::uint8_t* p) { store_element(p, v); }, true);
     }
-    /// Releases the pin this cursor holds, if any.
+    /// Reads element `i` if it lies in the line this cursor holds (and true), else reads nothing
+    /// (false): an element of another line, a cursor that holds no line, or an array whose
+    /// cursors keep no pins (try_read reads those). No probe, collective or call, so a thread
+    /// can issue several before it uses any: after try_read has moved the cursor onto a line,
+    /// the rest of the line reads with its loads in flight together.
+    [[nodiscard]] BAM_HD bool read_if_pinned(std::uint64_t i, value_type& out) {
+      if (!holds(i)) return false;
+      ++reused_;
+      load_element(out, at(i));
+      return true;
+    }
+    /// Releases the pin this cursor holds, if any, and adds its accesses to the statistics.
     BAM_HD void drop() {
-      if (pinned_) a_->cache_.release(line_);
-      pinned_ = false;
+      if (pinned_) {
+        a_->cache_.release(line_);
+        pinned_ = false;
+        span_ = 0;
+      }
+      if (reused_ != 0 && !a_->direct_) a_->count_reused(reused_);
+      reused_ = 0;
     }
 
    private:
     friend class array_ref;
+    BAM_HD bool holds(std::uint64_t i) const { return i - lo_ < span_; }
+    BAM_HD std::uint8_t* at(std::uint64_t i) const {
+      return reinterpret_cast<std::uint8_t*>(base_ + i * sizeof(T));
+    }
+
     const array_ref* a_;  // the array outlives its cursors (both live in one kernel call)
-    std::uint64_t page_ = 0;
+    // What the cursor holds: elements [lo_, lo_ + span_), element i at base_ + i * sizeof(T)
+    // (span_ 0: nothing), so that a read of a held element is a compare and a load.
+    std::uint64_t lo_ = 0;
+    std::uint64_t span_ = 0;
+    std::uintptr_t base_ = 0;
+    // Accesses served by the pin kept, counted here and added at drop(): a statistics atomic
+    // per access would cost more than the access.
+    std::uint64_t reused_ = 0;
     std::uint32_t line_ = 0;
     bool pinned_ = false;
   };
@@ -146,14 +184,31 @@ class array_ref {
   /// What lanes match on to share a probe: the address of the page's translation entry, which
   /// names the cache, the array and the page at once (lanes of one warp may be reading
   /// different arrays whose page numbers coincide). User-space addresses never have bit 63
-  /// set, which access_reusing keeps for lanes that probe nothing.
+  /// set, which move_cursor keeps for lanes that probe nothing.
   BAM_HD std::uint64_t page_key(std::uint64_t page) const {
     return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(slot_.page_table + page));
+  }
+
+  /// Elements are aligned in a line (extents are checked at open), so an element is read and
+  /// written as a T: one vector load or store, where a memcpy from bytes moves bytes. (T is
+  /// trivially copyable, so lines, like any allocated storage, hold T objects implicitly.)
+  BAM_HD static void load_element(value_type& out, const std::uint8_t* p) {
+    out = *static_cast<const value_type*>(static_cast<const void*>(p));
+  }
+  BAM_HD static void store_element(std::uint8_t* p, const value_type& v) {
+    *static_cast<value_type*>(static_cast<void*>(p)) = v;
   }
 
   BAM_HD void count_access(std::uint32_t accesses) const {
     slot_.stats.add(&cache_stats::accesses, accesses);
     slot_.stats.add(&cache_stats::bytes_requested, std::uint64_t{accesses} * sizeof(T));
+  }
+
+  BAM_HD void count_reused(std::uint64_t accesses) const {
+    cache_stats& s = slot_.stats.local();
+    stats_ref::bump(s.accesses, accesses);
+    stats_ref::bump(s.bytes_requested, accesses * sizeof(T));
+    stats_ref::bump(s.reused, accesses);
   }
 
   BAM_HD void count_probe(const acquire_result& r) const {
@@ -174,6 +229,25 @@ class array_ref {
     }
   }
 
+  /// Counts one warp-wide round of grouped probes, called by every lane of `active`: each lane
+  /// of `accessing` made one access, the lanes that `lead` probed for their group and the
+  /// others rode on a probe. One lane adds for the warp, so a round costs a few atomics
+  /// however many groups it has.
+  BAM_HD void count_probes(std::uint32_t active, std::uint32_t accessing, bool lead,
+                           const acquire_result& r) const {
+    const std::uint32_t leaders = warp::ballot(active, lead);
+    const std::uint32_t hits = warp::ballot(active, lead && r.kind == probe_kind::hit);
+    if (warp::lane() == warp::lowest_lane(active)) {
+      const std::uint32_t n = warp::popcount(accessing);
+      cache_stats& s = slot_.stats.local();
+      stats_ref::bump(s.accesses, n);
+      stats_ref::bump(s.bytes_requested, std::uint64_t{n} * sizeof(T));
+      stats_ref::bump(s.coalesced, n - warp::popcount(leaders));
+      stats_ref::bump(s.hits, warp::popcount(hits));
+    }
+    if (lead && r.kind != probe_kind::hit) count_probe(r);  // misses are off the hit path
+  }
+
   /// The uncached path: mode none, or a launch too large for the cache (reads only).
   template <class Op>
   BAM_HD io_status access_through(std::uint64_t byte, Op&& op) const {
@@ -188,99 +262,180 @@ class array_ref {
     return s;
   }
 
-  /// One access through the cache: coalesced over the warp in optimized mode.
+  /// Whether accesses run inlined in the caller: views of memory and the base-page cache, hits
+  /// and the first look of misses. Reads through bounce buffers and dense arrays' frames run
+  /// out of line, so their code does not set the registers of every kernel that reads.
+  [[nodiscard]] BAM_HD bool inlined() const {
+    return direct_ != nullptr || (!reads_through() && slot_.large_table == nullptr);
+  }
+
+  /// Whether a cursor keeps pins: the base-page cache in optimized mode (and views of memory,
+  /// which need none). Cursors on other arrays access out of line, one access at a time.
+  [[nodiscard]] BAM_HD bool reuses() const {
+    return direct_ != nullptr ||
+           (mode_ == cache_mode::optimized && !reads_through() && slot_.large_table == nullptr);
+  }
+
+  /// The paths that are not inlined() (or, for cursors, not reuses()). The element travels by
+  /// value, so a caller's element never has its address taken and stays in registers.
+  struct element_read {
+    io_status status;
+    value_type value;
+  };
+  BAM_HD BAM_NOINLINE element_read read_by_value(std::uint64_t i) const {
+    element_read r{};
+    r.status = access_out_of_line(
+        i, [&](std::uint8_t* p) { load_element(r.value, p); }, false);
+    return r;
+  }
+  BAM_HD io_status read_out_of_line(std::uint64_t i, value_type& out) const {
+    const element_read r = read_by_value(i);
+    if (r.status.ok()) out = r.value;
+    return r.status;
+  }
+  BAM_HD BAM_NOINLINE io_status store_out_of_line(std::uint64_t i,
+                                                  value_type v) const requires writable {
+    return access_out_of_line(
+        i, [&](std::uint8_t* p) { store_element(p, v); }, true);
+  }
+
+  /// An access that is not inlined(): through a bounce buffer, or to a dense array's frame.
   template <class Op>
-  BAM_HD io_status access(std::uint64_t i, Op&& op, bool dirty) const {
+  BAM_HD io_status access_out_of_line(std::uint64_t i, Op&& op, bool dirty) const {
+    if (inlined()) return access_inlined(i, op, dirty);  // a cursor on a naive-mode array
+    if (!check_index(i)) return io_status::host(status_source::index_out_of_range);
+    const std::uint64_t byte = offset_ + i * sizeof(T);
+    if (reads_through()) return access_through(byte, op);
+    const std::uint32_t shift = cache_.line_shift();
+    const std::uint64_t page = (byte >> shift) - slot_.first_line;
+    const std::uint64_t within = byte & ((std::uint64_t{1} << shift) - 1u);
+    return cache::mosaic::dense_cache_ref(cache_).access(slot_, page, within, sizeof(T),
+                                                         mode_ == cache_mode::optimized, dirty, op);
+  }
+
+  /// An access to a view of memory or through the base-page cache, coalesced over the warp
+  /// in optimized mode.
+  template <class Op>
+  BAM_HD io_status access_inlined(std::uint64_t i, Op&& op, bool dirty) const {
     if (!check_index(i)) return io_status::host(status_source::index_out_of_range);
     if (direct_) {
       op(reinterpret_cast<std::uint8_t*>(direct_ + i));
       return {};
     }
     const std::uint64_t byte = offset_ + i * sizeof(T);
-    if (reads_through()) return access_through(byte, op);
     const std::uint32_t shift = cache_.line_shift();
     const std::uint64_t page = (byte >> shift) - slot_.first_line;
     const std::uint64_t within = byte & ((std::uint64_t{1} << shift) - 1u);
-    if (slot_.large_table != nullptr) {  // declared dense on a two_level cache
-      return cache::mosaic::dense_cache_ref(cache_).access(
-          slot_, page, within, sizeof(T), mode_ == cache_mode::optimized, dirty, op);
-    }
-    acquire_result r;
-    if (mode_ == cache_mode::optimized) {
-      // Lanes touching one line share one probe: the leader pins for the whole group.
-      const std::uint32_t peers = warp::match_any(warp::active_mask(), page_key(page));
-      const unsigned leader = warp::lowest_lane(peers);
-      std::uint64_t packed = 0;
-      if (warp::lane() == leader) {
-        const std::uint32_t group = warp::popcount(peers);
-        r = cache_.acquire(slot_, page, group, agent_index());
-        count_probe(r);
-        count_access(group);
-        slot_.stats.add(&cache_stats::coalesced, group - 1u);
-        packed = r.pack();
-      }
-      r = acquire_result::unpack(warp::shfl(peers, packed, leader));
-    } else {
-      r = cache_.acquire(slot_, page, 1, agent_index());
+    if (mode_ != cache_mode::optimized) {
+      const acquire_result r = cache_.acquire(slot_, page, 1, agent_index());
       count_probe(r);
       count_access(1);
+      if (!r.status.ok()) {
+        slot_.stats.add(&cache_stats::errors, 1);
+        return r.status;
+      }
+      op(cache_.line_data(r.line) + within);
+      if (dirty) cache_.mark_dirty(r.line);
+      cache_.release(r.line);
+      return {};
     }
+    // Lanes touching one line share one probe: the leader pins for the whole group and, once
+    // the group is done with the line, unpins for it.
+    const std::uint32_t active = warp::active_mask();
+    const std::uint32_t peers = warp::match_any(active, page_key(page));
+    const unsigned leader = warp::lowest_lane(peers);
+    const bool lead = warp::lane() == leader;
+    std::uint64_t packed = 0;
+    if (lead) packed = cache_.acquire(slot_, page, warp::popcount(peers), agent_index()).pack();
+    const acquire_result r = acquire_result::unpack(warp::shfl(peers, packed, leader));
+    count_probes(active, active, lead, r);
     if (!r.status.ok()) {
       slot_.stats.add(&cache_stats::errors, 1);
       return r.status;
     }
     op(cache_.line_data(r.line) + within);
     if (dirty) cache_.mark_dirty(r.line);
-    cache_.release(r.line);
+    warp::sync(peers);  // every lane's use of the line before the leader's unpin
+    if (lead) cache_.release(r.line, warp::popcount(peers));
     return {};
   }
 
-  /// An access through a cursor: keeps the pin while the thread stays on one line.
+  /// An access through a cursor, for arrays that reuses(): keeps the pin while the thread
+  /// stays on one line.
   template <class Op>
   BAM_HD io_status access_reusing(std::uint64_t i, cursor& c, Op&& op, bool dirty) const {
-    // Dense arrays take their frame's protection per access (part 1 keeps no frame across
-    // accesses: an epoch section held while a thread waits would stall every grace period).
-    if (direct_ || mode_ != cache_mode::optimized || reads_through() ||
-        slot_.large_table != nullptr) {
-      return access(i, op, dirty);
-    }
+    if (direct_) return access_inlined(i, op, dirty);
     if (!check_index(i)) return io_status::host(status_source::index_out_of_range);
-    const std::uint64_t byte = offset_ + i * sizeof(T);
-    const std::uint32_t shift = cache_.line_shift();
-    const std::uint64_t page = (byte >> shift) - slot_.first_line;
-    const std::uint64_t within = byte & ((std::uint64_t{1} << shift) - 1u);
-    const bool need = !(c.pinned_ && c.page_ == page);
-    if (need) c.drop();  // never hold a pin while waiting on a miss
-    // Every lane takes part in the collectives; lanes that keep their line use a key of
-    // their own, so they form groups of one and probe nothing.
-    const std::uint64_t key = need ? page_key(page) : (std::uint64_t{1} << 63) | warp::lane();
-    const std::uint32_t peers = warp::match_any(warp::active_mask(), key);
-    const unsigned leader = warp::lowest_lane(peers);
-    std::uint64_t packed = 0;
-    if (need && warp::lane() == leader) {
-      const std::uint32_t group = warp::popcount(peers);
-      const acquire_result r = cache_.acquire(slot_, page, group, agent_index());
-      count_probe(r);
-      slot_.stats.add(&cache_stats::coalesced, group - 1u);
-      packed = r.pack();
-    }
-    packed = warp::shfl(peers, packed, leader);
-    count_access(1);
-    if (need) {
-      const acquire_result r = acquire_result::unpack(packed);
-      if (!r.status.ok()) {
-        slot_.stats.add(&cache_stats::errors, 1);
-        return r.status;
+    const bool need = !c.holds(i);
+    // Every lane takes part in the collectives; while no lane of the warp leaves its line, a
+    // vote is all they cost.
+    const std::uint32_t active = warp::active_mask();
+    const std::uint32_t moving = warp::ballot(active, need);
+    if (moving != 0) {
+      const std::uint64_t page =
+          ((offset_ + i * sizeof(T)) >> cache_.line_shift()) - slot_.first_line;
+      // The cursor travels by value, so it stays in registers.
+      const acquire_result r = move_cursor(page, need, c.pinned_, c.line_, active, moving);
+      if (need) {
+        if (!r.status.ok()) {
+          c.pinned_ = false;
+          c.span_ = 0;
+          return r.status;
+        }
+        hold(c, page, r.line);
       }
-      c.line_ = r.line;
-      c.page_ = page;
-      c.pinned_ = true;
-    } else {
-      slot_.stats.add(&cache_stats::reused, 1);
     }
-    op(cache_.line_data(c.line_) + within);
+    if (!need) ++c.reused_;
+    op(c.at(i));
     if (dirty) cache_.mark_dirty(c.line_);
     return {};
+  }
+
+  /// Points `c` at `line`, which holds `page` and which it has pinned.
+  BAM_HD void hold(cursor& c, std::uint64_t page, std::uint32_t line) const {
+    const std::uint32_t shift = cache_.line_shift();
+    const std::uint64_t start = (slot_.first_line + page) << shift;  // set bytes
+    const std::uint64_t past = start + (std::uint64_t{1} << shift);
+    // Only page 0 can start before element 0; only the last page can pass the last element.
+    c.lo_ = start > offset_ ? (start - offset_) / sizeof(T) : 0;
+    const std::uint64_t end = (past - offset_) / sizeof(T);
+    c.span_ = (end < count_ ? end : count_) - c.lo_;
+    // Unsigned wrap-around keeps this exact when the line starts before element 0.
+    c.base_ = reinterpret_cast<std::uintptr_t>(cache_.line_data(line)) + offset_ - start;
+    c.line_ = line;
+    c.pinned_ = true;
+  }
+
+  /// The lanes of `moving` pin the line of their next `page`, called by every lane of
+  /// `active`; for them, returns the line or why there is none (their old pin is gone either
+  /// way). Lanes that leave one line together drop their pins first (no pin is held while a
+  /// miss waits) with one atomic; lanes that go to one line share one probe. Once per line,
+  /// so out of line: the code of probes and misses stays out of the loops that walk lines.
+  BAM_HD BAM_NOINLINE acquire_result move_cursor(std::uint64_t page, bool need, bool pinned,
+                                                 std::uint32_t held, std::uint32_t active,
+                                                 std::uint32_t moving) const {
+    // Lanes that stay use a key of their own (bit 63, see page_key): groups of one that do
+    // nothing.
+    const std::uint64_t own = (std::uint64_t{1} << 63) | warp::lane();
+    const bool leaves = need && pinned;
+    const std::uint64_t held_key =
+        static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(cache_.line_data(held)));
+    const std::uint32_t leaving = warp::match_any(active, leaves ? held_key : own);
+    if (leaves) {
+      warp::sync(leaving);  // every lane's use of the line before the unpin
+      if (warp::lane() == warp::lowest_lane(leaving)) {
+        cache_.release(held, warp::popcount(leaving));
+      }
+    }
+    const std::uint32_t peers = warp::match_any(active, need ? page_key(page) : own);
+    const unsigned leader = warp::lowest_lane(peers);
+    const bool lead = need && warp::lane() == leader;
+    std::uint64_t packed = 0;
+    if (lead) packed = cache_.acquire(slot_, page, warp::popcount(peers), agent_index()).pack();
+    const acquire_result r = acquire_result::unpack(warp::shfl(peers, packed, leader));
+    count_probes(active, moving, lead, r);
+    if (need && !r.status.ok()) slot_.stats.add(&cache_stats::errors, 1);
+    return r;
   }
 
   page_cache_ref cache_;

@@ -120,6 +120,49 @@ TEST(CacheWarp, CursorsKeepTheirPinWhileWalkingALineAndDropItAtTheEnd) {
   EXPECT_EQ(pins_left(r.cache()), 0u);
 }
 
+TEST(CacheWarp, ReadIfPinnedServesTheRestOfTheLineACursorHolds) {
+  const std::uint64_t words = 64 * 1024;
+  constexpr std::uint64_t per_line = 512 / 8;
+  rig r(pattern_image(words), fast_storage(),
+        {.line_bytes = 512, .capacity_bytes = 64 * 512, .mode = cache_mode::optimized}, 8);
+  array<const std::uint64_t> a(r.cache(), r.set());
+  const array_ref<const std::uint64_t> ref = a.ref();
+  const std::uint64_t walks = scaled(300, 40);
+  std::atomic<std::uint64_t> wrong{0}, failed{0}, reads{0}, strays{0};
+  run_software_warps(warps, width, [&](unsigned lane, unsigned warp) {
+    rng g(warp + 1);  // the lanes of a warp walk the same lines, so they share probes and pins
+    auto cursor = ref.reader();
+    for (std::uint64_t n = 0; n < walks; ++n) {
+      const std::uint64_t first = g.below(words / per_line) * per_line;
+      std::uint64_t v = 0;
+      reads.fetch_add(1);
+      if (!cursor.try_read(first + lane, v).ok()) {
+        failed.fetch_add(1);
+        continue;
+      }
+      if (v != pattern_word(first + lane)) wrong.fetch_add(1);
+      for (std::uint64_t e = first + lane + width; e < first + per_line; e += width) {
+        reads.fetch_add(1);
+        if (!cursor.read_if_pinned(e, v)) {
+          failed.fetch_add(1);
+        } else if (v != pattern_word(e)) {
+          wrong.fetch_add(1);
+        }
+      }
+      // An element of another line is not read through the pin.
+      if (cursor.read_if_pinned((first + per_line + lane) % words, v)) strays.fetch_add(1);
+    }
+  });
+  EXPECT_EQ(failed.load(), 0u);
+  EXPECT_EQ(wrong.load(), 0u);
+  EXPECT_EQ(strays.load(), 0u);
+  const cache_stats s = a.stats();
+  EXPECT_EQ(s.accesses, reads.load());
+  EXPECT_EQ(s.accesses, s.probes() + s.coalesced + s.reused);
+  EXPECT_GT(s.coalesced, 0u) << "lanes moving to one line should share a probe";
+  EXPECT_EQ(pins_left(r.cache()), 0u);
+}
+
 TEST(CacheWarp, CursorWritesReachTheFile) {
   const std::uint64_t chunk = scaled(1024, 256);  // elements per lane
   const std::uint64_t words = chunk * warps * width;

@@ -30,9 +30,10 @@ struct error_record {
   std::uint64_t index;  ///< element index for out_of_range
   std::uint64_t count;  ///< errors seen (the record keeps the first)
 
-  /// Records an error; only the first caller's details are kept.
-  BAM_HD void record(error_kind k, io_status s, std::uint32_t dev, std::uint32_t q,
-                     std::uint32_t cid, std::uint64_t at_lba, std::uint64_t at_index) {
+  /// Records an error; only the first caller's details are kept. Out of line: every access
+  /// path has an error branch, and none should carry this code.
+  BAM_HD BAM_NOINLINE void record(error_kind k, io_status s, std::uint32_t dev, std::uint32_t q,
+                                  std::uint32_t cid, std::uint64_t at_lba, std::uint64_t at_index) {
     // relaxed: a count only.
     atomic_ref<std::uint64_t, scope::system>(count).fetch_add(1, order::relaxed);
     std::uint32_t expected = 0;

@@ -137,6 +137,10 @@ class page_cache_ref {
   BAM_HD page_cache_ref(const memory& m, const cache_config& c, std::uint32_t lines);
 
  private:
+  /// acquire past its first look: waits, misses and failures. `waited`: a pin attempt already
+  /// found the line being evicted.
+  BAM_HD acquire_result acquire_slow(const array_slot& a, std::uint64_t page, std::uint64_t tag,
+                                     std::uint32_t pins, std::uint32_t hint, bool waited) const;
   BAM_HD acquire_result load(const array_slot& a, std::uint64_t page, std::uint64_t tag,
                              std::uint32_t pins, std::uint32_t hint) const;
   BAM_HD bool claim_victim(std::uint32_t& line, std::uint64_t& old_state,

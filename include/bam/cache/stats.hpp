@@ -78,10 +78,21 @@ struct stats_ref {
 
   /// Adds `by` to the counter at `member` of this agent's shard.
   BAM_HD void add(std::uint64_t cache_stats::*member, std::uint64_t by) const {
+    bump(local().*member, by);
+  }
+
+  /// This agent's shard, for adding several counters with one look-up.
+  [[nodiscard]] BAM_HD cache_stats& local() const {
+    const std::uint32_t a = agent_index();
+    // Shards usually outnumber agents (SMs): skip the division then.
+    return shards[a < count ? a : a % count].counters;
+  }
+
+  /// Adds `by` to one counter of a shard.
+  BAM_HD static void bump(std::uint64_t& counter, std::uint64_t by) {
     if (by == 0) return;
-    stat_shard& s = shards[agent_index() % count];
     // relaxed: a statistic; stats() is read after the kernels that wrote it have finished.
-    atomic_ref<std::uint64_t>(s.counters.*member).fetch_add(by, order::relaxed);
+    atomic_ref<std::uint64_t>(counter).fetch_add(by, order::relaxed);
   }
 };
 

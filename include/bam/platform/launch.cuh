@@ -14,8 +14,11 @@ namespace bam {
 namespace detail {
 // `dry` launches load and run the kernel function without calling the functor: the warm-up a
 // kernel needs before a persistent controller starts (DESIGN 11), for any functor.
+// __grid_constant__: out-of-line cold paths take the address of refs inside the functor, which
+// would otherwise copy the whole functor to local memory in every thread.
 template <class Kernel>
-__global__ void __launch_bounds__(1024) run_kernel(Kernel kernel, bool dry) {
+__global__ void __launch_bounds__(1024)
+    run_kernel(const __grid_constant__ Kernel kernel, bool dry) {
   if (dry) return;
   const std::uint64_t id = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   const std::uint64_t count = std::uint64_t{gridDim.x} * blockDim.x;

@@ -79,10 +79,35 @@ BAM_HD inline acquire_result page_cache_ref::acquire(const array_slot& a, std::u
                                                      std::uint32_t pins, std::uint32_t hint) const {
   using namespace cache;
   const std::uint64_t tag = a.tag_base + page + 1u;
+  // relaxed: the entry only says where to look; the pin's acquire below orders the data, and
+  // its tag check rejects a line the entry no longer names.
+  const std::uint32_t e = atomic_ref<std::uint32_t>(a.page_table[page]).load(order::relaxed);
+  if (page_mapped(e)) {
+    const std::uint32_t line = page_line(e);
+    atomic_ref<std::uint32_t> ref(referenced_[line]);
+    // relaxed: a CLOCK hint, read before the pin so the two reads are in flight together.
+    const std::uint32_t was_referenced = ref.load(order::relaxed);
+    atomic_ref<std::uint64_t> st(state_[line]);
+    // acquire: the line's data, published with VALID by the loader's release (every later
+    // change of the word is a read-modify-write, so the pin reads from that release sequence).
+    const std::uint64_t s = st.fetch_add(pins, order::acquire);
+    if (pin_usable(s, tag)) {
+      if (was_referenced == 0) ref.store(1u, order::relaxed);  // relaxed: a CLOCK hint
+      return {line, {}, probe_kind::hit};
+    }
+    st.fetch_sub(pins, order::relaxed);  // relaxed: undoes a pin that never counted
+    return acquire_slow(a, page, tag, pins, hint, true);  // the line is being evicted
+  }
+  return acquire_slow(a, page, tag, pins, hint, false);
+}
+
+BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::acquire_slow(
+    const array_slot& a, std::uint64_t page, std::uint64_t tag, std::uint32_t pins,
+    std::uint32_t hint, bool waited) const {
+  using namespace cache;
   atomic_ref<std::uint32_t> entry(a.page_table[page]);
   backoff pause;
   std::uint64_t give_up_ns = 0;  // read the clock only once we have to wait
-  bool waited = false;
   for (;;) {
     // acquire: the loader published the line's state and data before the entry.
     const std::uint32_t e = entry.load(order::acquire);
@@ -224,9 +249,11 @@ BAM_HD inline io_status page_cache_ref::evict(std::uint32_t line, std::uint64_t 
   return {};
 }
 
-BAM_HD inline acquire_result page_cache_ref::load(const array_slot& a, std::uint64_t page,
-                                                  std::uint64_t tag, std::uint32_t pins,
-                                                  std::uint32_t hint) const {
+BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::load(const array_slot& a,
+                                                               std::uint64_t page,
+                                                               std::uint64_t tag,
+                                                               std::uint32_t pins,
+                                                               std::uint32_t hint) const {
   using namespace cache;
   atomic_ref<std::uint32_t> entry(a.page_table[page]);
   const std::uint64_t deadline_ns = now_ns() + victim_timeout_ns_;
@@ -322,9 +349,10 @@ BAM_HD inline io_status page_cache_ref::flush_line(const array_slot& a, std::uin
   return w;
 }
 
-BAM_HD inline io_status page_cache_ref::read_through(const array_slot& a, std::uint64_t set_byte,
-                                                     std::uint32_t bytes, void* out,
-                                                     std::uint32_t hint) const {
+BAM_HD BAM_NOINLINE inline io_status page_cache_ref::read_through(const array_slot& a,
+                                                                  std::uint64_t set_byte,
+                                                                  std::uint32_t bytes, void* out,
+                                                                  std::uint32_t hint) const {
   const std::uint64_t block = a.set.block_bytes;
   const std::uint64_t first = set_byte / block * block;
   const std::uint64_t last = (set_byte + bytes + block - 1) / block * block;
