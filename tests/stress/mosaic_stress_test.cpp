@@ -1,9 +1,9 @@
 // Dense arrays on a two_level cache under concurrency: readers, writers, frame reservations
-// (the data is larger than the frame pool), page drops and frame drops run together and never
-// return wrong bytes or another tenant's data, quotas hold, and the file ends up holding
-// exactly what was written. Both pinning
-// kinds; plain threads (warp width 1) and software warps (lanes of a warp share one
-// protection per piece).
+// (the data is larger than the frame pool), page drops and frame drops, splinters of sparse
+// pieces into shared frames and their promotions run together and never return wrong bytes or
+// another tenant's data, quotas hold, and the file ends up holding exactly what was written.
+// Both pinning kinds; plain threads (warp width 1) and software warps (lanes of a warp share
+// one protection per piece).
 
 #include <gtest/gtest.h>
 
@@ -276,6 +276,92 @@ TEST_P(MosaicStress, TenantsWithQuotasNeverSeeEachOthersDataAndKeepTheirQuotas) 
   const std::vector<std::uint64_t> got = file.words();
   std::uint64_t differ = 0;
   for (std::uint64_t i = 0; i < expected.size(); ++i) differ += got[i] != expected[i];
+  EXPECT_EQ(differ, 0u) << pages_dropped.load() << " pages and " << frames_dropped.load()
+                        << " frames dropped";
+}
+
+/// Sparse writers and readers (a few pages of a piece while it is cached: its frame is taken
+/// while nearly empty, so it splinters) beside dense scanners (a whole piece: splintered pieces
+/// are promoted) and frame and page drops, on frames of 64 lines.
+TEST_P(MosaicStress, SplintersAndPromotionsAmongReadersWritersAndDropsNeverSeeWrongBytes) {
+  const stress_case c = GetParam();
+  constexpr std::uint64_t words_per_page = 64, pages_per_piece = 64, pieces = 32;
+  constexpr std::uint64_t words_per_piece = words_per_page * pages_per_piece;
+  constexpr std::uint64_t words = pieces * words_per_piece;
+  temp_file file(words);
+  cache_config cfg = bam::testing::mosaic::two_level(c.pinning, 512, 1024, pages_per_piece);
+  cfg.mode = c.mode;
+  cfg.victim_timeout_ns = 120'000'000'000ull;
+  cfg.check_frame_owners = true;
+  rig r(backing_store::from_file(file.path(), true), fast_storage(), cfg, 8);
+  std::vector<std::uint64_t> expected(words);
+  for (std::uint64_t i = 0; i < words; ++i) expected[i] = pattern_word(i);
+  const auto writers = static_cast<unsigned>(scaled(6, 2));
+  const auto readers = static_cast<unsigned>(scaled(6, 2));
+  const auto scanners = static_cast<unsigned>(scaled(2, 1));
+  const std::uint64_t ops = scaled(3000, 300);
+  std::atomic<std::uint64_t> wrong{0}, failed{0}, pages_dropped{0}, frames_dropped{0};
+  {
+    array<std::uint64_t> a(r.cache(), r.set(), {.name = "adaptive", .dense = true});
+    const array_ref<std::uint64_t> ref = a.ref();
+    std::atomic<bool> stop{false};
+    std::thread evictor(evict_until, std::cref(r.cache()), std::cref(ref.slot()), ref.slot().pages,
+                        std::cref(stop), 11u, std::ref(pages_dropped), std::ref(frames_dropped));
+    auto check = [&](std::uint64_t i, std::uint64_t want) {
+      std::uint64_t v = 0;
+      if (!ref.try_read(i, v).ok()) {
+        failed.fetch_add(1);
+      } else if (v != want) {
+        wrong.fetch_add(1);
+      }
+    };
+    // Writer t owns the even elements i with (i / 2) % writers == t; odd elements keep the
+    // file's pattern. Every thread picks a random piece and touches a few of its pages.
+    run_threads(writers + readers + scanners, [&](unsigned t) {
+      rng g(t + 50);
+      if (t >= writers + readers) {
+        for (std::uint64_t n = 0; n < ops / pages_per_piece + 1; ++n) {
+          const std::uint64_t first = g.below(pieces) * words_per_piece;
+          for (std::uint64_t page = 0; page < pages_per_piece; ++page) {
+            const std::uint64_t i = first + page * words_per_page + 2 * g.below(32) + 1;
+            check(i, pattern_word(i));
+          }
+        }
+        return;
+      }
+      for (std::uint64_t n = 0; n < ops; ++n) {
+        const std::uint64_t piece = g.below(pieces);
+        const std::uint64_t page = g.below(4) == 0 ? g.below(pages_per_piece) : g.below(3);
+        const std::uint64_t at = piece * words_per_piece + page * words_per_page;
+        if (t < writers) {
+          std::uint64_t i = at + 2 * g.below(words_per_page / 2);
+          i += 2 * ((t + writers - (i / 2) % writers) % writers);
+          if (i >= words) continue;
+          if (!ref.try_store(i, written_word(i)).ok()) failed.fetch_add(1);
+          expected[i] = written_word(i);  // element i has one writer
+          check(i, written_word(i));
+        } else {
+          const std::uint64_t i = at + 2 * g.below(words_per_page / 2) + 1;
+          check(i, pattern_word(i));
+        }
+      }
+    });
+    stop = true;
+    evictor.join();
+    EXPECT_EQ(failed.load(), 0u);
+    EXPECT_EQ(wrong.load(), 0u);
+    const cache_stats s = a.stats();
+    EXPECT_GT(s.splinters, 0u) << "sparse pieces should have been splintered";
+    EXPECT_GT(s.coalesces, 0u);
+    EXPECT_EQ(a.read(0, words), expected);
+    EXPECT_EQ(bam::testing::mosaic::frame_pins_left(r.cache().ref().frames()), 0u);
+    EXPECT_EQ(bam::testing::mosaic::epoch_readers_left(r.cache().ref().frames()), 0u);
+    a.flush();
+    EXPECT_NO_THROW(a.check());
+  }
+  const std::vector<std::uint64_t> got = file.words();
+  std::uint64_t differ = 0;
+  for (std::uint64_t i = 0; i < words; ++i) differ += got[i] != expected[i];
   EXPECT_EQ(differ, 0u) << pages_dropped.load() << " pages and " << frames_dropped.load()
                         << " frames dropped";
 }

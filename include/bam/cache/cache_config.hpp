@@ -54,6 +54,13 @@ struct cache_config {
   /// Large frame: a power of two of lines; halved until the frame pool holds at least 8.
   std::uint64_t frame_bytes = 2ull << 20;
   std::uint32_t frame_percent = 50;  ///< share of the lines carved into frames (two_level)
+  /// two_level: a coalesced piece holding at most this percentage of its frame's slots (at
+  /// least one page) when the frame is taken keeps its pages as base pages in a shared frame
+  /// of its array (splintering) instead of losing them; 0 turns splintering off.
+  std::uint32_t splinter_percent = 5;
+  /// two_level: a splintered piece holding more than this percentage of a frame's slots is
+  /// coalesced again into a frame of its own (promotion).
+  std::uint32_t promote_percent = 50;
   /// Epoch reader slots (epochs): 0 picks 4096 on the CPU, every resident thread on a GPU.
   std::uint32_t epoch_slots = 0;
   /// two_level: every hit on a coalesced piece checks that its frame's owner is the reading

@@ -16,6 +16,19 @@
 ///   until no reader can use the frame, waits for loads in flight, writes dirty pages back,
 ///   empties the entry and hands the frame to the new piece.
 ///
+/// Adaptive part (splinter and promote): when a frame is taken while its piece holds few pages
+/// (frame_pool_view::splinter_percent), the piece is splintered: its pages (written back first)
+/// move into holes of a *shared* frame of the same tenant, or the frame itself becomes that
+/// tenant's shared frame when it has none, and the entry is published SPLINTERED naming the
+/// shared frame. A shared frame keeps a tag per slot (the array page + 1) in its first
+/// meta_lines() lines and is direct-mapped: page j of any hosted piece lives in slot
+/// hosted_slot(j) (j itself for j >= meta_lines()). A hit on a splintered piece reads the entry,
+/// protects the shared frame as usual, and checks the slot's resident bit and tag. A miss loads
+/// into that slot when it is free; when it holds another page, or once the piece holds more
+/// than promote_percent of the slots, the piece is promoted: its entry is closed, a frame is
+/// reserved, its pages move into their fixed slots under their busy bits, and the entry is
+/// published COALESCED again. Evicting a shared frame closes every entry that names it.
+///
 /// Tenants: a dense array is a tenant; a frame serves one tenant at a time and is written back
 /// and its bitmaps and owner cleared before another gets it. A tenant with a frame quota that
 /// holds its quota evicts one of its own frames to reserve another. With check_owner (debug
@@ -67,28 +80,65 @@ class dense_cache_ref {
                           std::uint32_t bytes, bool warp_groups, bool dirty, Op&& op) const;
 
   /// Evicts one base page of `a`: clears its resident bit (writing it back first if dirty);
-  /// the piece stays coalesced. False if the page was not resident or could not be taken now.
+  /// the piece stays coalesced. False if the page was not resident or could not be taken now,
+  /// or its piece is splintered (its pages leave with promotion or the shared frame).
   BAM_HD bool drop_page(const array_slot& a, std::uint64_t page) const;
-  /// Evicts frame `frame` if it serves a piece (as a reservation would), leaving it free.
-  /// False if it was free, pinned, or could not be emptied.
+  /// Evicts frame `frame` if it serves a piece or is a shared frame, leaving it free (it never
+  /// splinters). False if it was free, pinned, or could not be emptied.
   BAM_HD bool drop_frame(std::uint32_t frame) const;
+  /// Lines at the start of a shared frame that hold its per-slot tags.
+  [[nodiscard]] BAM_HD std::uint32_t meta_lines() const;
+  /// The slot of a shared frame that page j of a splintered piece lives in.
+  [[nodiscard]] BAM_HD std::uint32_t hosted_slot(std::uint32_t j) const {
+    const std::uint32_t m = meta_lines();
+    return j >= m ? j : pool_.geometry.lines_per_frame - m + j;
+  }
+  /// True when frames are large enough to hold shared frames and splintering is on.
+  [[nodiscard]] BAM_HD bool splinters() const;
+  /// Pages of `piece` held by shared frame `frame` (a scan of its tags).
+  [[nodiscard]] BAM_HD std::uint32_t pages_in(std::uint32_t frame, std::uint64_t piece) const;
   /// Writes back the dirty pages of `frame` if it serves array `a`. Run between launches
   /// (a writer storing into the frame meanwhile would race with the write-back).
   [[nodiscard]] BAM_HD io_status flush_frame(const array_slot& a, std::uint32_t frame) const;
 
  private:
+  enum class shared_step : std::uint8_t { hit, loaded, wait, promote, failed };
+  enum class splinter_result : std::uint8_t { none, moved, converted };
+
   BAM_HD bool reserve(const array_slot& a, std::uint64_t piece, std::uint64_t& entry_word,
                       io_status& failure) const;
+  BAM_HD bool claim_reserved(const array_slot& a, std::uint64_t deadline_ns,
+                             std::uint32_t& frame) const;
+  BAM_HD std::uint64_t open_for(const array_slot& a, std::uint64_t piece,
+                                std::uint32_t frame) const;
+  BAM_HD void free_held(const array_slot& a, std::uint32_t frame) const;
+  BAM_HD shared_step use_shared(const array_slot& a, std::uint64_t page, std::uint32_t hint,
+                                frame_guard& guard, std::uint32_t& line, io_status& failure) const;
+  BAM_HD bool holds(std::uint32_t frame, std::uint32_t k, std::uint64_t page) const;
+  BAM_HD std::uint64_t& tag_word(std::uint32_t frame, std::uint32_t k) const;
+  BAM_HD bool resident_line(std::uint64_t e, std::uint64_t page, std::uint32_t& line) const;
+  BAM_HD void promote(const array_slot& a, std::uint64_t piece, std::uint64_t e) const;
+  BAM_HD void restore_splintered(const array_slot& a, std::uint64_t piece, std::uint64_t e) const;
+  BAM_HD bool find_shared(std::uint32_t tenant, std::uint32_t exclude, std::uint64_t& e) const;
+  BAM_HD splinter_result splinter(const array_slot& owner, std::uint64_t piece,
+                                  std::uint32_t frame) const;
+  BAM_HD bool convert_to_shared(const array_slot& owner, std::uint64_t piece,
+                                std::uint32_t frame) const;
+  BAM_HD bool empty_shared(std::uint32_t frame, std::uint64_t deadline_ns,
+                           std::uint32_t keep_count_for) const;
+  BAM_HD const array_slot* tenant_array(std::uint32_t tenant) const;
+  BAM_HD void copy_line(std::uint32_t from, std::uint32_t to) const;
+  BAM_HD std::uint32_t slot_bit_count(std::uint64_t* bits, std::uint32_t frame) const;
   BAM_HD bool claim_frame(const array_slot& a, bool own_only, std::uint32_t& frame,
                           std::uint64_t deadline_ns) const;
   BAM_HD bool admit(const array_slot& a) const;
   BAM_HD void give_back_admission(const array_slot& a) const;
-  BAM_HD bool owner_is(const array_slot& a, std::uint32_t frame, std::uint64_t piece) const;
+  BAM_HD bool owner_is(const array_slot& a, std::uint64_t e, std::uint64_t piece) const;
   BAM_HD acquire_result wrong_owner(const array_slot& a, std::uint64_t page) const;
   BAM_HD bool try_hold(std::uint32_t frame, std::uint64_t& s, bool want_open) const;
   BAM_HD void reopen(std::uint32_t frame) const;
   BAM_HD bool empty_held(std::uint32_t frame, std::uint64_t deadline_ns,
-                         std::uint32_t keep_count_for = 0) const;
+                         std::uint32_t keep_count_for = 0, bool allow_splinter = false) const;
   BAM_HD bool wait_not_busy(std::uint32_t frame, std::uint64_t deadline_ns) const;
   BAM_HD bool write_back_dirty(const array_slot& owner, std::uint64_t piece,
                                std::uint32_t frame) const;

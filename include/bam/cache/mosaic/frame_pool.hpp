@@ -21,6 +21,8 @@
 namespace bam::cache::mosaic {
 
 inline constexpr unsigned owner_tenant_shift = 48;
+/// The piece field of a shared frame's owner word (no piece has this index).
+inline constexpr std::uint64_t shared_piece = (std::uint64_t{1} << owner_tenant_shift) - 1;
 
 struct frame_pool_view {
   frame_geometry geometry;
@@ -37,6 +39,12 @@ struct frame_pool_view {
   std::uint64_t* epoch_slots = nullptr;
   std::uint32_t epoch_slot_count = 0;
   bool check_owner = false;  ///< cache_config::check_frame_owners
+  /// cache_config::splinter_percent: a coalesced piece whose frame is taken while it holds at
+  /// most this share of the slots (at least one page) is splintered instead of dropped; 0: never.
+  std::uint32_t splinter_percent = 5;
+  /// cache_config::promote_percent: a splintered piece holding more than this share of the
+  /// slots in its shared frame is coalesced again.
+  std::uint32_t promote_percent = 50;
 
   [[nodiscard]] BAM_HD bool enabled() const { return geometry.frames != 0; }
   /// The word of `bits` (resident, busy or dirty) holding slot `slot` of `frame`.

@@ -7,9 +7,13 @@
 ///     63         62        61          40 39       24 23       0
 ///     | COALESCED | CLOSED | generation   | tenant    | frame    |
 ///
-/// 0: the piece holds no frame. CLOSED alone: a thread is reserving a frame for the piece, or
-/// evicting the piece's frame; readers wait for it to change. COALESCED: base page j of the
-/// piece lives in slot j of `frame`, reserved for `tenant` (array slot + 1) in `generation`.
+/// 0: the piece holds no frame. CLOSED alone: a thread is reserving a frame for the piece,
+/// evicting or splintering the piece's frame, or promoting the piece; readers wait for it to
+/// change. COALESCED: base page j of the piece lives in slot j of `frame`, reserved for
+/// `tenant` (array slot + 1) in `generation`. COALESCED and CLOSED together (SPLINTERED): the
+/// piece holds no frame of its own; its resident pages are base pages in the tenant's shared
+/// frame `frame` (dense_cache.hpp), which carries the same tag, so readers protect it exactly
+/// as a coalesced piece's frame.
 ///
 /// Frame state (64 bits), one per frame:
 ///
@@ -36,6 +40,7 @@ inline constexpr unsigned gen_shift = 40;
 inline constexpr std::uint64_t gen_mask = (1ull << 22) - 1;
 inline constexpr std::uint64_t closed = 1ull << 62;
 inline constexpr std::uint64_t coalesced = 1ull << 63;
+inline constexpr std::uint64_t splintered = coalesced | closed;
 inline constexpr std::uint64_t empty = 0;
 inline constexpr std::uint64_t max_frames = frame_mask + 1;
 }  // namespace entry_bits
@@ -47,7 +52,22 @@ BAM_HD constexpr std::uint64_t make_entry(std::uint32_t frame, std::uint32_t ten
          ((std::uint64_t{tenant} & entry_bits::tenant_mask) << entry_bits::tenant_shift) |
          (std::uint64_t{frame} & entry_bits::frame_mask);
 }
+/// True when readers may protect the frame `e` names: COALESCED or SPLINTERED.
 BAM_HD constexpr bool entry_coalesced(std::uint64_t e) { return (e & entry_bits::coalesced) != 0; }
+BAM_HD constexpr bool entry_splintered(std::uint64_t e) {
+  return (e & entry_bits::splintered) == entry_bits::splintered;
+}
+/// A splintered piece's entry: its pages are base pages of shared frame `frame`.
+BAM_HD constexpr std::uint64_t make_splintered(std::uint32_t frame, std::uint32_t tenant,
+                                               std::uint32_t gen) {
+  return make_entry(frame, tenant, gen) | entry_bits::closed;
+}
+/// The CLOSED value an evictor of shared frame `frame` gives the entries it closes, so that it
+/// reopens or empties only those (a promoter's plain CLOSED is left alone).
+BAM_HD constexpr std::uint64_t closed_by_evictor(std::uint32_t frame) {
+  return entry_bits::closed | (entry_bits::gen_mask << entry_bits::gen_shift) |
+         (std::uint64_t{frame} & entry_bits::frame_mask);
+}
 BAM_HD constexpr std::uint32_t entry_frame(std::uint64_t e) {
   return static_cast<std::uint32_t>(e & entry_bits::frame_mask);
 }
@@ -96,6 +116,10 @@ static_assert(!frame_pin_usable(frame_opened(3, make_entry(1, 2, 3)), make_entry
 static_assert(!frame_pin_usable(frame_opened(0, make_entry(1, 2, 3)) | frame_bits::held,
                                 make_entry(1, 2, 3)));
 static_assert(frame_pins(frame_opened(5, make_entry(1, 2, 3))) == 5);
+static_assert(entry_splintered(make_splintered(4, 5, 6)) && !entry_splintered(make_entry(4, 5, 6)));
+static_assert(entry_coalesced(make_splintered(4, 5, 6)));
+static_assert(entry_tag(make_splintered(4, 5, 6)) == entry_tag(make_entry(4, 5, 6)));
+static_assert(!entry_coalesced(closed_by_evictor(0)) && closed_by_evictor(0) != entry_bits::closed);
 static_assert(frame_gen(frame_opened(5, make_entry(1, 2, entry_bits::gen_mask))) ==
               entry_bits::gen_mask);
 

@@ -1,6 +1,8 @@
 #pragma once
 // Definitions for dense_cache.hpp. Each memory order says what it publishes or waits for.
 
+#include <cstring>
+
 #include <bam/cache/line_state.hpp>
 #include <bam/platform/agent.hpp>
 #include <bam/platform/atomic.hpp>
@@ -48,14 +50,95 @@ BAM_HD inline void dense_cache_ref::mark_dirty(std::uint32_t line) const {
   if (!(d.load(order::relaxed) & bit)) d.fetch_or(bit, order::relaxed);
 }
 
-BAM_HD inline bool dense_cache_ref::owner_is(const array_slot& a, std::uint32_t frame,
+BAM_HD inline bool dense_cache_ref::owner_is(const array_slot& a, std::uint64_t e,
                                              std::uint64_t piece) const {
   if (!pool_.check_owner) return true;
   // relaxed: the reserver stored the owner before the release that opened the frame and
   // published the entry, which our protection acquired; it changes only once every protected
   // reader has left (the frame is taken with no pins, or after a grace period).
-  const std::uint64_t own = atomic_ref<std::uint64_t>(pool_.owner[frame]).load(order::relaxed);
-  return own == ((std::uint64_t{a.tenant} << owner_tenant_shift) | piece);
+  const std::uint64_t own =
+      atomic_ref<std::uint64_t>(pool_.owner[entry_frame(e)]).load(order::relaxed);
+  const std::uint64_t want = entry_splintered(e) ? shared_piece : piece;
+  return own == ((std::uint64_t{a.tenant} << owner_tenant_shift) | want);
+}
+
+BAM_HD inline std::uint32_t dense_cache_ref::meta_lines() const {
+  const std::uint64_t bytes = std::uint64_t{pool_.geometry.lines_per_frame} * 8;
+  const std::uint64_t lines = (bytes + cache_.line_bytes() - 1) / cache_.line_bytes();
+  return lines == 0 ? 1u : static_cast<std::uint32_t>(lines);
+}
+
+BAM_HD inline bool dense_cache_ref::splinters() const {
+  const std::uint32_t p = pool_.geometry.lines_per_frame;
+  return pool_.splinter_percent != 0 && p >= 4 && 2 * meta_lines() <= p;
+}
+
+BAM_HD inline std::uint64_t& dense_cache_ref::tag_word(std::uint32_t frame, std::uint32_t k) const {
+  // The tags fill the first lines of a shared frame (whose pages never land there).
+  auto* tags = reinterpret_cast<std::uint64_t*>(
+      cache_.line_data(static_cast<std::uint32_t>(pool_.geometry.line_of(frame, 0))));
+  return tags[k];
+}
+
+BAM_HD inline bool dense_cache_ref::holds(std::uint32_t frame, std::uint32_t k,
+                                          std::uint64_t page) const {
+  atomic_ref<std::uint64_t> resident(pool_.word(pool_.resident, frame, k));
+  const std::uint64_t bit = frame_pool_view::bit(k);
+  // slot_order: the loader or mover released the slot's data and tag with the bit.
+  if (!(resident.load(pinning_.slot_order()) & bit)) return false;
+  // acquire: a tag stored by a later occupant comes after the slot was freed, so the look
+  // below then sees the bit cleared or that occupant's release.
+  if (atomic_ref<std::uint64_t>(tag_word(frame, k)).load(order::acquire) != page + 1) return false;
+  // slot_order: as above; a slot freed and refilled between our looks is caught here.
+  return (resident.load(pinning_.slot_order()) & bit) != 0;
+}
+
+BAM_HD inline bool dense_cache_ref::resident_line(std::uint64_t e, std::uint64_t page,
+                                                  std::uint32_t& line) const {
+  const std::uint32_t frame = entry_frame(e);
+  const std::uint32_t slot = slot_of(page);
+  if (entry_splintered(e)) {
+    const std::uint32_t k = hosted_slot(slot);
+    line = static_cast<std::uint32_t>(pool_.geometry.line_of(frame, k));
+    return holds(frame, k, page);
+  }
+  line = static_cast<std::uint32_t>(pool_.geometry.line_of(frame, slot));
+  // slot_order: the loader released the slot's data with the bit.
+  return (atomic_ref<std::uint64_t>(pool_.word(pool_.resident, frame, slot))
+              .load(pinning_.slot_order()) &
+          frame_pool_view::bit(slot)) != 0;
+}
+
+BAM_HD inline std::uint32_t dense_cache_ref::pages_in(std::uint32_t frame,
+                                                      std::uint64_t piece) const {
+  std::uint32_t n = 0;
+  for (std::uint32_t k = meta_lines(); k < pool_.geometry.lines_per_frame; ++k) {
+    // relaxed: a count that only steers promotion.
+    if (!(atomic_ref<std::uint64_t>(pool_.word(pool_.resident, frame, k)).load(order::relaxed) &
+          frame_pool_view::bit(k))) {
+      continue;
+    }
+    const std::uint64_t t = atomic_ref<std::uint64_t>(tag_word(frame, k)).load(order::relaxed);
+    if (t != 0 && ((t - 1) >> pool_.geometry.frame_shift) == piece) ++n;
+  }
+  return n;
+}
+
+BAM_HD inline std::uint32_t dense_cache_ref::slot_bit_count(std::uint64_t* bits,
+                                                            std::uint32_t frame) const {
+  std::uint32_t n = 0;
+  for (std::uint32_t w = 0; w < pool_.geometry.words_per_frame; ++w) {
+    // relaxed: the caller holds the frame.
+    std::uint64_t x =
+        atomic_ref<std::uint64_t>(bits[std::uint64_t{frame} * pool_.geometry.words_per_frame + w])
+            .load(order::relaxed);
+    for (; x != 0; x &= x - 1) ++n;
+  }
+  return n;
+}
+
+BAM_HD inline void dense_cache_ref::copy_line(std::uint32_t from, std::uint32_t to) const {
+  std::memcpy(cache_.line_data(to), cache_.line_data(from), cache_.line_bytes());
 }
 
 BAM_HD inline acquire_result dense_cache_ref::wrong_owner(const array_slot& a,
@@ -75,7 +158,7 @@ BAM_HD inline acquire_result dense_cache_ref::acquire(const array_slot& a, std::
   const order slot_order = pinning_.slot_order();
   backoff pause;
   std::uint64_t give_up_ns = 0;
-  bool waited = false, loaded = false;
+  bool waited = false, loaded = false, promoted = false;
   for (;;) {
     const enter_result r = pinning_.enter(entry_word, 1, guard);
     if (r == enter_result::no_reader_slot) {
@@ -83,14 +166,48 @@ BAM_HD inline acquire_result dense_cache_ref::acquire(const array_slot& a, std::
       a.errors->record(error_kind::cache, s, 0, 0, 0, 0, page);
       return {0, s, probe_kind::failed};
     }
-    if (r == enter_result::protected_frame) {
+    if (r == enter_result::protected_frame && entry_splintered(guard.entry)) {
+      std::uint32_t line = 0;
+      io_status failure;
+      const std::uint64_t e = guard.entry;
+      const shared_step step = use_shared(a, page, hint, guard, line, failure);
+      if (step == shared_step::hit) {
+        if (!owner_is(a, e, piece)) {
+          release(guard);
+          return wrong_owner(a, page);
+        }
+        // After our own load, count the piece's pages while the shared frame is protected
+        // (its tags are only tags while it serves this tenant); promote once, unprotected.
+        const std::uint64_t limit =
+            std::uint64_t{pool_.geometry.lines_per_frame} * pool_.promote_percent / 100;
+        if (loaded && !promoted && pages_in(entry_frame(e), piece) > limit) {
+          release(guard);
+          promoted = true;
+          promote(a, piece, e);
+          continue;
+        }
+        return {line,
+                {},
+                loaded   ? probe_kind::miss
+                : waited ? probe_kind::miss_wait
+                         : probe_kind::hit};
+      }
+      if (step == shared_step::failed) return {0, failure, probe_kind::failed};
+      if (step == shared_step::loaded) {
+        loaded = true;
+        continue;  // read it under protection
+      }
+      // Another page holds the slot: the piece gets a frame of its own.
+      if (step == shared_step::promote) promote(a, piece, e);
+      waited = true;
+    } else if (r == enter_result::protected_frame) {
       const std::uint32_t frame = entry_frame(guard.entry);
       const auto line = static_cast<std::uint32_t>(pool_.geometry.line_of(frame, slot));
       atomic_ref<std::uint64_t> resident(pool_.word(pool_.resident, frame, slot));
       // slot_order (acquire or seq_cst, pinning.hpp): the loader released the slot's data
       // with the bit.
       if (resident.load(slot_order) & bit) {
-        if (!owner_is(a, frame, piece)) {
+        if (!owner_is(a, guard.entry, piece)) {
           release(guard);
           return wrong_owner(a, page);
         }
@@ -163,33 +280,70 @@ BAM_HD inline acquire_result dense_cache_ref::acquire(const array_slot& a, std::
   }
 }
 
-BAM_HD inline bool dense_cache_ref::reserve(const array_slot& a, std::uint64_t piece,
-                                            std::uint64_t& entry_word, io_status& failure) const {
-  atomic_ref<std::uint64_t> entry(entry_word);
-  std::uint32_t frame = 0;
-  const std::uint64_t deadline_ns = now_ns() + cache_.victim_timeout_ns();
-  bool claimed = false;
+BAM_HD inline dense_cache_ref::shared_step dense_cache_ref::use_shared(
+    const array_slot& a, std::uint64_t page, std::uint32_t hint, frame_guard& guard,
+    std::uint32_t& line, io_status& failure) const {
+  const std::uint32_t frame = entry_frame(guard.entry);
+  const std::uint32_t k = hosted_slot(slot_of(page));
+  const std::uint64_t bit = frame_pool_view::bit(k);
+  if (resident_line(guard.entry, page, line)) return shared_step::hit;
+  atomic_ref<std::uint64_t> resident(pool_.word(pool_.resident, frame, k));
+  atomic_ref<std::uint64_t> busy(pool_.word(pool_.busy, frame, k));
+  // slot_order: as in holds(); a set bit here is another page's.
+  if (resident.load(pinning_.slot_order()) & bit) {
+    release(guard);
+    return shared_step::promote;
+  }
+  // seq_cst: pairs with an evictor's close-then-drain, as on the coalesced path; acquire:
+  // the slot's previous holder finished with it.
+  if (busy.fetch_or(bit, order::seq_cst) & bit) {
+    release(guard);  // a load or a move is in progress: wait for it unprotected
+    return shared_step::wait;
+  }
+  if (resident.load(pinning_.slot_order()) & bit) {
+    busy.fetch_and(~bit, order::release);  // release: nothing new; ends our hold
+    release(guard);
+    return shared_step::wait;
+  }
+  // release: with the resident bit below; a reader checks the tag after the bit (holds()).
+  atomic_ref<std::uint64_t>(tag_word(frame, k)).store(page + 1, order::release);
+  // The busy bit keeps the slot and the frame (its evictor drains busy bits); leave first.
+  release(guard);
+  io_where where;
+  const io_status s = cache_.line_io(nvme::io_opcode::read, a, page, line, hint, where);
+  if (!s.ok()) {
+    a.errors->record(error_kind::read, s, where.device, where.queue, where.command_id, where.lba,
+                     page);
+    // release: nothing is published; ends our hold (kept for good if the command may land).
+    if (!detail::may_land_later(s)) busy.fetch_and(~bit, order::release);
+    failure = s;
+    return shared_step::failed;
+  }
+  // release: the slot's data and tag before the resident bit.
+  resident.fetch_or(bit, order::release);
+  // relaxed: statistics and a CLOCK hint.
+  atomic_ref<std::uint32_t>(pool_.resident_count[frame]).fetch_add(1u, order::relaxed);
+  atomic_ref<std::uint32_t>(pool_.referenced[frame]).store(1u, order::relaxed);
+  busy.fetch_and(~bit, order::release);  // release: ends our hold of the slot
+  return shared_step::loaded;
+}
+
+BAM_HD inline bool dense_cache_ref::claim_reserved(const array_slot& a, std::uint64_t deadline_ns,
+                                                   std::uint32_t& frame) const {
   backoff pause;
   for (;;) {
     // Under its quota a tenant takes a free frame or CLOCK's victim; at its quota only one of
     // its own frames, whose count then carries over to the new piece.
     const bool admitted = admit(a);
-    if (claim_frame(a, !admitted, frame, deadline_ns)) {
-      claimed = true;
-      break;
-    }
+    if (claim_frame(a, !admitted, frame, deadline_ns)) return true;
     if (admitted) give_back_admission(a);
-    if (now_ns() > deadline_ns) break;
+    if (now_ns() > deadline_ns) return false;
     pause.pause();
   }
-  if (!claimed) {
-    failure = io_status::host(status_source::cache_exhausted);
-    a.errors->record(error_kind::cache, failure, 0, 0, 0, 0, piece << pool_.geometry.frame_shift);
-    // release: nothing was reserved; a later accessor may try again.
-    entry.store(entry_bits::empty, order::release);
-    return false;
-  }
-  // The frame is HELD by us and empty: give it to this piece in a new generation.
+}
+
+BAM_HD inline std::uint64_t dense_cache_ref::open_for(const array_slot& a, std::uint64_t piece,
+                                                      std::uint32_t frame) const {
   atomic_ref<std::uint64_t> st(pool_.state[frame]);
   const std::uint64_t s = st.load(order::relaxed);  // relaxed: only a holder changes the tag
   const std::uint64_t e = make_entry(frame, a.tenant, frame_gen(s) + 1u);
@@ -197,13 +351,199 @@ BAM_HD inline bool dense_cache_ref::reserve(const array_slot& a, std::uint64_t p
   atomic_ref<std::uint64_t>(pool_.owner[frame])
       .store((std::uint64_t{a.tenant} << owner_tenant_shift) | piece, order::relaxed);
   atomic_ref<std::uint32_t>(pool_.referenced[frame]).store(1u, order::relaxed);  // CLOCK hint
-  // release: the owner and the emptied bitmaps before the frame can be pinned OPEN.
+  // release: the owner, the bitmaps and any moved pages before the frame can be pinned OPEN.
   detail::update_frame(
       pool_.state[frame], [e](std::uint64_t cur) { return frame_opened(cur, e); }, order::release);
+  return e;
+}
+
+BAM_HD inline void dense_cache_ref::free_held(const array_slot& a, std::uint32_t frame) const {
+  // release: the emptied frame before the next reserver's acquiring hold.
+  detail::update_frame(
+      pool_.state[frame], [](std::uint64_t cur) { return cur & ~frame_bits::held; },
+      order::release);
+  give_back_admission(a);
+}
+
+BAM_HD inline bool dense_cache_ref::reserve(const array_slot& a, std::uint64_t piece,
+                                            std::uint64_t& entry_word, io_status& failure) const {
+  atomic_ref<std::uint64_t> entry(entry_word);
+  std::uint32_t frame = 0;
+  if (!claim_reserved(a, now_ns() + cache_.victim_timeout_ns(), frame)) {
+    failure = io_status::host(status_source::cache_exhausted);
+    a.errors->record(error_kind::cache, failure, 0, 0, 0, 0, piece << pool_.geometry.frame_shift);
+    // release: nothing was reserved; a later accessor may try again.
+    entry.store(entry_bits::empty, order::release);
+    return false;
+  }
+  // The frame is HELD by us and empty: give it to this piece in a new generation.
   // release: the opened frame before the entry can be found coalesced.
-  entry.store(e, order::release);
+  entry.store(open_for(a, piece, frame), order::release);
   if (a.stats.shards != nullptr) a.stats.add(&cache_stats::coalesces, 1);
   return true;
+}
+
+BAM_HD inline void dense_cache_ref::promote(const array_slot& a, std::uint64_t piece,
+                                            std::uint64_t e) const {
+  atomic_ref<std::uint64_t> entry(a.large_table[piece]);
+  std::uint64_t expected = e;
+  // seq_cst: the close precedes the grace period below (epochs.hpp); acquire: the splinterer's
+  // or previous promoter's publication. Only one thread promotes a piece at a time.
+  if (!entry.compare_exchange(expected, entry_bits::closed, order::seq_cst)) return;
+  const std::uint32_t shared = entry_frame(e);
+  const std::uint64_t deadline_ns = now_ns() + cache_.victim_timeout_ns();
+  std::uint32_t frame = 0;
+  if (!claim_reserved(a, deadline_ns, frame)) {
+    restore_splintered(a, piece, e);
+    return;
+  }
+  const frame_geometry& g = pool_.geometry;
+  std::uint32_t moved = 0;
+  bool held = false;
+  backoff pause;
+  // The claim may have evicted the shared frame itself (then our pages were written back).
+  while (frame != shared) {
+    // acquire: an evictor's write-backs happen before we find the frame retagged or free.
+    std::uint64_t s = atomic_ref<std::uint64_t>(pool_.state[shared]).load(order::acquire);
+    if (frame_tag(s) != entry_tag(e) || frame_free(s)) break;  // evicted: pages written back
+    // A shared frame is pinned by the readers of all its pieces and may never be seen with no
+    // pins: take it HELD at once (new pins fail) and let the pins drain.
+    // acquire: as in try_hold, completed by the drain below.
+    if ((s & (frame_bits::open | frame_bits::held)) == frame_bits::open &&
+        atomic_ref<std::uint64_t>(pool_.state[shared])
+            .compare_exchange(s, (s & ~frame_bits::open) | frame_bits::held, order::acquire)) {
+      held = true;
+      break;
+    }
+    if (now_ns() > deadline_ns) {
+      free_held(a, frame);
+      restore_splintered(a, piece, e);
+      return;
+    }
+    pause.pause();
+  }
+  if (held) {
+    // Our readers (pinned, or under epochs announced) and our loads in flight must be done
+    // with the shared frame's slots before they move. Pinned readers never wait, so the
+    // drain ends.
+    bool ok = true;
+    // acquire: the last readers' unpins (release) before we touch the slots.
+    while (ok &&
+           frame_pins(atomic_ref<std::uint64_t>(pool_.state[shared]).load(order::acquire)) != 0) {
+      if (now_ns() > deadline_ns) ok = false;
+      pause.pause();
+    }
+    ok = ok && pinning_.quiesce(deadline_ns);
+    const std::uint32_t m = meta_lines();
+    for (std::uint32_t k = m; ok && k < g.lines_per_frame; ++k) {
+      atomic_ref<std::uint64_t> busy(pool_.word(pool_.busy, shared, k));
+      // seq_cst: as in wait_not_busy; a loader stored its tag before taking the slot's I/O.
+      while (ok && (busy.load(order::seq_cst) & frame_pool_view::bit(k)) != 0) {
+        const std::uint64_t t = atomic_ref<std::uint64_t>(tag_word(shared, k)).load(order::acquire);
+        if (t == 0 || ((t - 1) >> g.frame_shift) != piece) break;  // another piece's load
+        if (now_ns() > deadline_ns) ok = false;
+        pause.pause();
+      }
+    }
+    // Take every page of ours (the only claims on a resident slot are transient re-checks),
+    // so that the moves below cannot fail half-way.
+    auto ours = [&](std::uint32_t k) {
+      // relaxed: we hold the frame and our readers and loads are done; loaders of other
+      // pieces only take slots whose bit is clear.
+      if (!(atomic_ref<std::uint64_t>(pool_.word(pool_.resident, shared, k)).load(order::relaxed) &
+            frame_pool_view::bit(k))) {
+        return false;
+      }
+      const std::uint64_t t = atomic_ref<std::uint64_t>(tag_word(shared, k)).load(order::relaxed);
+      return t != 0 && ((t - 1) >> g.frame_shift) == piece;
+    };
+    std::uint32_t taken = m;
+    for (; ok && taken < g.lines_per_frame; ++taken) {
+      if (!ours(taken)) continue;
+      atomic_ref<std::uint64_t> busy(pool_.word(pool_.busy, shared, taken));
+      // seq_cst: as in use_shared.
+      while (busy.fetch_or(frame_pool_view::bit(taken), order::seq_cst) &
+             frame_pool_view::bit(taken)) {
+        if (now_ns() > deadline_ns) {
+          ok = false;
+          break;
+        }
+        pause.pause();
+      }
+      if (!ok) break;
+    }
+    for (std::uint32_t k = m; k < taken && k < g.lines_per_frame; ++k) {
+      if (!ours(k)) continue;
+      const std::uint64_t bit = frame_pool_view::bit(k);
+      atomic_ref<std::uint64_t> busy(pool_.word(pool_.busy, shared, k));
+      if (ok) {
+        atomic_ref<std::uint64_t> resident(pool_.word(pool_.resident, shared, k));
+        atomic_ref<std::uint64_t> dirty(pool_.word(pool_.dirty, shared, k));
+        atomic_ref<std::uint64_t> tag(tag_word(shared, k));
+        const std::uint64_t t = tag.load(order::relaxed);  // relaxed: ours, under busy
+        const auto j = static_cast<std::uint32_t>((t - 1) & (g.lines_per_frame - 1u));
+        copy_line(static_cast<std::uint32_t>(g.line_of(shared, k)),
+                  static_cast<std::uint32_t>(g.line_of(frame, j)));
+        // relaxed (new frame): it is ours until open_for publishes it.
+        atomic_ref<std::uint64_t>(pool_.word(pool_.resident, frame, j))
+            .fetch_or(frame_pool_view::bit(j), order::relaxed);
+        if (dirty.load(order::relaxed) & bit) {  // relaxed: the hold ordered the writers
+          atomic_ref<std::uint64_t>(pool_.word(pool_.dirty, frame, j))
+              .fetch_or(frame_pool_view::bit(j), order::relaxed);
+        }
+        // relaxed (shared frame): published by the busy release below and by reopen.
+        dirty.fetch_and(~bit, order::relaxed);
+        resident.fetch_and(~bit, order::relaxed);
+        tag.store(0u, order::relaxed);
+        atomic_ref<std::uint32_t>(pool_.resident_count[shared]).fetch_sub(1u, order::relaxed);
+        ++moved;
+      }
+      busy.fetch_and(~bit, order::release);  // release: the slot is free for other pieces' loads
+    }
+    reopen(shared);
+    if (!ok) {
+      free_held(a, frame);
+      restore_splintered(a, piece, e);
+      return;
+    }
+  }
+  // relaxed: statistics; published with the frame.
+  atomic_ref<std::uint32_t>(pool_.resident_count[frame]).store(moved, order::relaxed);
+  // release: the opened frame and the moved pages before the entry can be found coalesced.
+  entry.store(open_for(a, piece, frame), order::release);
+  if (a.stats.shards != nullptr) {
+    a.stats.add(&cache_stats::coalesces, 1);
+    a.stats.add(&cache_stats::bytes_compacted, std::uint64_t{moved} * cache_.line_bytes());
+  }
+}
+
+BAM_HD inline void dense_cache_ref::restore_splintered(const array_slot& a, std::uint64_t piece,
+                                                       std::uint64_t e) const {
+  atomic_ref<std::uint64_t> entry(a.large_table[piece]);
+  const std::uint32_t shared = entry_frame(e);
+  const std::uint64_t give_up_ns = give_up_at(&a);
+  backoff pause;
+  for (;;) {
+    // A pin keeps the shared frame's evictor out while the entry names the frame again.
+    if (frame_pin(pool_, e, 1)) {
+      entry.store(e, order::release);  // release: nothing new; the piece is readable again
+      frame_unpin(pool_, shared, 1);
+      return;
+    }
+    // acquire: an evictor's write-back of our pages before we find the frame retagged or free.
+    const std::uint64_t s = atomic_ref<std::uint64_t>(pool_.state[shared]).load(order::acquire);
+    if (frame_tag(s) != entry_tag(e) || frame_free(s)) {
+      entry.store(entry_bits::empty, order::release);  // release: as in empty_held
+      return;
+    }
+    if (now_ns() > give_up_ns) {
+      // The shared frame stayed held: leave the piece closed rather than risk stale data.
+      const io_status st = io_status::host(status_source::timeout);
+      a.errors->record(error_kind::cache, st, 0, 0, 0, 0, piece << pool_.geometry.frame_shift);
+      return;
+    }
+    pause.pause();
+  }
 }
 
 BAM_HD inline bool dense_cache_ref::admit(const array_slot& a) const {
@@ -275,7 +615,7 @@ BAM_HD inline bool dense_cache_ref::claim_frame(const array_slot& a, bool own_on
         continue;
       }
       if (try_hold(f, s, true)) {
-        if (empty_held(f, deadline_ns, own_only ? a.tenant : 0u)) {
+        if (empty_held(f, deadline_ns, own_only ? a.tenant : 0u, true)) {
           frame = f;
           return true;
         }
@@ -285,8 +625,7 @@ BAM_HD inline bool dense_cache_ref::claim_frame(const array_slot& a, bool own_on
   return false;
 }
 
-BAM_HD inline const array_slot* dense_cache_ref::tenant_slot(std::uint32_t tenant,
-                                                             std::uint64_t piece) const {
+BAM_HD inline const array_slot* dense_cache_ref::tenant_array(std::uint32_t tenant) const {
   // Tenant ids are never reused while a frame may still name one (page_cache hands them out
   // from a counter), so a frame of a detached array finds no slot.
   const array_slot* s = nullptr;
@@ -294,7 +633,13 @@ BAM_HD inline const array_slot* dense_cache_ref::tenant_slot(std::uint32_t tenan
     const array_slot* c = cache_.slot_at(i);
     if (c->tenant == tenant && c->large_table != nullptr && c->pages != 0) s = c;
   }
-  if (s == nullptr || tenant == 0) return nullptr;
+  return tenant == 0 ? nullptr : s;
+}
+
+BAM_HD inline const array_slot* dense_cache_ref::tenant_slot(std::uint32_t tenant,
+                                                             std::uint64_t piece) const {
+  const array_slot* s = tenant_array(tenant);
+  if (s == nullptr) return nullptr;
   const std::uint64_t pieces =
       (s->pages + pool_.geometry.lines_per_frame - 1u) >> pool_.geometry.frame_shift;
   return piece < pieces ? s : nullptr;  // a detached array has no pages
@@ -326,7 +671,11 @@ BAM_HD inline bool dense_cache_ref::write_back_dirty(const array_slot& owner, st
       if (!((bits >> b) & 1u)) continue;
       bits &= ~(std::uint64_t{1} << b);
       const std::uint32_t slot = w * 64u + b;
-      const std::uint64_t page = (piece << g.frame_shift) + slot;
+      // A shared frame names each slot's page in its tags.
+      const std::uint64_t page =
+          piece == shared_piece
+              ? atomic_ref<std::uint64_t>(tag_word(frame, slot)).load(order::relaxed) - 1u
+              : (piece << g.frame_shift) + slot;  // relaxed: we hold the frame
       io_where where;
       const io_status s =
           cache_.line_io(nvme::io_opcode::write, owner, page,
@@ -355,12 +704,14 @@ BAM_HD inline void dense_cache_ref::reset_bits(std::uint32_t frame) const {
 }
 
 BAM_HD inline bool dense_cache_ref::empty_held(std::uint32_t frame, std::uint64_t deadline_ns,
-                                               std::uint32_t keep_count_for) const {
+                                               std::uint32_t keep_count_for,
+                                               bool allow_splinter) const {
   // relaxed: the owner was stored by the reserver before the release that opened the frame,
   // which our acquiring hold read.
   const std::uint64_t own = atomic_ref<std::uint64_t>(pool_.owner[frame]).load(order::relaxed);
   const auto tenant = static_cast<std::uint32_t>(own >> owner_tenant_shift);
-  const std::uint64_t piece = own & ((std::uint64_t{1} << owner_tenant_shift) - 1u);
+  const std::uint64_t piece = own & shared_piece;
+  if (piece == shared_piece) return empty_shared(frame, deadline_ns, keep_count_for);
   const array_slot* owner = tenant_slot(tenant, piece);
   if (owner == nullptr) {  // its array is gone: nothing to close or write back
     reset_bits(frame);
@@ -378,14 +729,208 @@ BAM_HD inline bool dense_cache_ref::empty_held(std::uint32_t frame, std::uint64_
     entry.store(old, order::release);  // release: the reopened frame before the entry
     return false;
   }
+  splinter_result splintered = splinter_result::none;
+  if (allow_splinter && splinters()) {
+    const std::uint32_t count = slot_bit_count(pool_.resident, frame);
+    std::uint32_t limit = pool_.geometry.lines_per_frame * pool_.splinter_percent / 100u;
+    if (limit == 0) limit = 1;
+    if (count != 0 && count <= limit) splintered = splinter(*owner, piece, frame);
+  }
+  if (splintered == splinter_result::converted) return false;  // now the tenant's shared frame
   reset_bits(frame);
   if (owner->stats.shards != nullptr) owner->stats.add(&cache_stats::evictions, 1);
   if (owner->frames_held != nullptr && tenant != keep_count_for) {
     // relaxed: a count (admit); the frame leaves its tenant.
     atomic_ref<std::uint32_t>(*owner->frames_held).fetch_sub(1u, order::relaxed);
   }
-  // release: the write-back finished before the piece can be reserved and loaded again.
-  entry.store(entry_bits::empty, order::release);
+  // release: the write-back finished before the piece can be reserved and loaded again (a
+  // splintered piece's entry was published by splinter()).
+  if (splintered == splinter_result::none) entry.store(entry_bits::empty, order::release);
+  return true;
+}
+
+BAM_HD inline bool dense_cache_ref::find_shared(std::uint32_t tenant, std::uint32_t exclude,
+                                                std::uint64_t& e) const {
+  const std::uint64_t want = (std::uint64_t{tenant} << owner_tenant_shift) | shared_piece;
+  for (std::uint32_t f = 0; f < pool_.geometry.frames; ++f) {
+    if (f == exclude) continue;
+    // relaxed (both): a candidate check; the pin below decides.
+    const std::uint64_t s = atomic_ref<std::uint64_t>(pool_.state[f]).load(order::relaxed);
+    if ((s & (frame_bits::open | frame_bits::held)) != frame_bits::open) continue;
+    if ((frame_tag(s) & entry_bits::tenant_mask) != tenant) continue;
+    if (atomic_ref<std::uint64_t>(pool_.owner[f]).load(order::relaxed) != want) continue;
+    e = make_splintered(f, tenant, frame_gen(s));
+    // Our pin keeps the frame from being taken while we add pages and publish an entry.
+    if (!frame_pin(pool_, e, 1)) continue;
+    // relaxed: the pin's acquire saw the opener's owner, which changes only with no pins.
+    if (atomic_ref<std::uint64_t>(pool_.owner[f]).load(order::relaxed) == want) return true;
+    frame_unpin(pool_, f, 1);
+  }
+  return false;
+}
+
+BAM_HD inline dense_cache_ref::splinter_result dense_cache_ref::splinter(
+    const array_slot& owner, std::uint64_t piece, std::uint32_t frame) const {
+  // The frame is held, its entry closed, its readers and loads gone, its pages clean.
+  std::uint64_t e = 0;
+  if (!find_shared(owner.tenant, frame, e)) {
+    return convert_to_shared(owner, piece, frame) ? splinter_result::converted
+                                                  : splinter_result::none;
+  }
+  const std::uint32_t shared = entry_frame(e);
+  const frame_geometry& g = pool_.geometry;
+  std::uint32_t moved = 0;
+  for (std::uint32_t j = 0; j < g.lines_per_frame; ++j) {
+    // relaxed: we hold the frame.
+    if (!(atomic_ref<std::uint64_t>(pool_.word(pool_.resident, frame, j)).load(order::relaxed) &
+          frame_pool_view::bit(j))) {
+      continue;
+    }
+    const std::uint32_t k = hosted_slot(j);
+    const std::uint64_t bit = frame_pool_view::bit(k);
+    atomic_ref<std::uint64_t> busy(pool_.word(pool_.busy, shared, k));
+    atomic_ref<std::uint64_t> resident(pool_.word(pool_.resident, shared, k));
+    // seq_cst: as in use_shared; a slot being loaded or moved is no hole.
+    if (busy.fetch_or(bit, order::seq_cst) & bit) continue;
+    // acquire: the slot's previous occupant was published with its bit.
+    if (!(resident.load(order::acquire) & bit)) {
+      copy_line(static_cast<std::uint32_t>(g.line_of(frame, j)),
+                static_cast<std::uint32_t>(g.line_of(shared, k)));
+      // release: with the resident bit below (readers check the tag after the bit).
+      atomic_ref<std::uint64_t>(tag_word(shared, k))
+          .store((piece << g.frame_shift) + j + 1u, order::release);
+      resident.fetch_or(bit, order::release);  // release: the copied page and its tag
+      // relaxed: statistics.
+      atomic_ref<std::uint32_t>(pool_.resident_count[shared]).fetch_add(1u, order::relaxed);
+      ++moved;
+    }
+    busy.fetch_and(~bit, order::release);  // release: ends our hold of the slot
+  }
+  if (moved != 0) {
+    atomic_ref<std::uint32_t>(pool_.referenced[shared]).store(1u, order::relaxed);  // CLOCK hint
+    // release: the moved pages before the entry; published while our pin keeps the shared
+    // frame's evictor out, so it will find this piece among the tags.
+    atomic_ref<std::uint64_t>(owner.large_table[piece]).store(e, order::release);
+    if (owner.stats.shards != nullptr) {
+      owner.stats.add(&cache_stats::splinters, 1);
+      owner.stats.add(&cache_stats::bytes_compacted, std::uint64_t{moved} * cache_.line_bytes());
+    }
+  }
+  frame_unpin(pool_, shared, 1);
+  return moved != 0 ? splinter_result::moved : splinter_result::none;
+}
+
+BAM_HD inline bool dense_cache_ref::convert_to_shared(const array_slot& owner, std::uint64_t piece,
+                                                      std::uint32_t frame) const {
+  const frame_geometry& g = pool_.geometry;
+  const std::uint32_t m = meta_lines();
+  const std::uint64_t first = std::uint64_t{frame} * g.words_per_frame;
+  // relaxed throughout: we hold the frame; the release that opens it publishes all of it.
+  auto is_set = [&](std::uint64_t* bits, std::uint32_t k) {
+    return (atomic_ref<std::uint64_t>(pool_.word(bits, frame, k)).load(order::relaxed) &
+            frame_pool_view::bit(k)) != 0;
+  };
+  auto set = [&](std::uint64_t* bits, std::uint32_t k, bool on) {
+    atomic_ref<std::uint64_t> w(pool_.word(bits, frame, k));
+    if (on) {
+      w.fetch_or(frame_pool_view::bit(k), order::relaxed);
+    } else {
+      w.fetch_and(~frame_pool_view::bit(k), order::relaxed);
+    }
+  };
+  // Pages in the tag lines move to their hosted slots (dropped, being clean, when their own
+  // page is there); the dirty bits, all clear after the write-back, mark the moved ones.
+  std::uint32_t moved = 0;
+  for (std::uint32_t j = 0; j < m; ++j) {
+    if (!is_set(pool_.resident, j)) continue;
+    const std::uint32_t k = hosted_slot(j);
+    if (!is_set(pool_.resident, k)) {
+      copy_line(static_cast<std::uint32_t>(g.line_of(frame, j)),
+                static_cast<std::uint32_t>(g.line_of(frame, k)));
+      set(pool_.resident, k, true);
+      set(pool_.dirty, k, true);
+      ++moved;
+    }
+    set(pool_.resident, j, false);
+  }
+  std::uint32_t count = 0;
+  for (std::uint32_t k = 0; k < g.lines_per_frame; ++k) {
+    const bool here = k >= m && is_set(pool_.resident, k);
+    const std::uint32_t j = is_set(pool_.dirty, k) ? k + m - g.lines_per_frame : k;
+    atomic_ref<std::uint64_t>(tag_word(frame, k))
+        .store(here ? (piece << g.frame_shift) + j + 1u : 0u, order::relaxed);
+    count += here ? 1u : 0u;
+  }
+  for (std::uint32_t w = 0; w < g.words_per_frame; ++w) {
+    atomic_ref<std::uint64_t>(pool_.dirty[first + w]).store(0u, order::relaxed);
+  }
+  if (count == 0) return false;
+  atomic_ref<std::uint32_t>(pool_.resident_count[frame]).store(count, order::relaxed);
+  atomic_ref<std::uint64_t>(pool_.owner[frame])
+      .store((std::uint64_t{owner.tenant} << owner_tenant_shift) | shared_piece, order::relaxed);
+  atomic_ref<std::uint32_t>(pool_.referenced[frame]).store(1u, order::relaxed);
+  const std::uint64_t s = atomic_ref<std::uint64_t>(pool_.state[frame]).load(order::relaxed);
+  const std::uint64_t e = make_splintered(frame, owner.tenant, frame_gen(s) + 1u);
+  // release: the tags, bitmaps and owner before the frame can be pinned OPEN.
+  detail::update_frame(
+      pool_.state[frame], [e](std::uint64_t cur) { return frame_opened(cur, e); }, order::release);
+  // release: the opened frame before the entry can be found splintered.
+  atomic_ref<std::uint64_t>(owner.large_table[piece]).store(e, order::release);
+  if (owner.stats.shards != nullptr) {
+    owner.stats.add(&cache_stats::splinters, 1);
+    owner.stats.add(&cache_stats::bytes_compacted, std::uint64_t{moved} * cache_.line_bytes());
+  }
+  return true;
+}
+
+BAM_HD inline bool dense_cache_ref::empty_shared(std::uint32_t frame, std::uint64_t deadline_ns,
+                                                 std::uint32_t keep_count_for) const {
+  // relaxed (owner, state, bits, tags): our acquiring hold saw them; only holders change them.
+  const std::uint64_t own = atomic_ref<std::uint64_t>(pool_.owner[frame]).load(order::relaxed);
+  const auto tenant = static_cast<std::uint32_t>(own >> owner_tenant_shift);
+  const array_slot* owner = tenant_array(tenant);
+  if (owner == nullptr) {
+    reset_bits(frame);
+    return true;
+  }
+  const frame_geometry& g = pool_.geometry;
+  const std::uint64_t pieces = (owner->pages + g.lines_per_frame - 1u) >> g.frame_shift;
+  const std::uint64_t s = atomic_ref<std::uint64_t>(pool_.state[frame]).load(order::relaxed);
+  const std::uint64_t hosted = make_splintered(frame, tenant, frame_gen(s));
+  const std::uint64_t mark = closed_by_evictor(frame);
+  // Every entry that names this frame has a page here (a piece leaves only by promotion, which
+  // takes them all), and none is added while we hold it.
+  auto each_piece = [&](auto f) {
+    for (std::uint32_t k = meta_lines(); k < g.lines_per_frame; ++k) {
+      if (!(atomic_ref<std::uint64_t>(pool_.word(pool_.resident, frame, k)).load(order::relaxed) &
+            frame_pool_view::bit(k))) {
+        continue;
+      }
+      const std::uint64_t t = atomic_ref<std::uint64_t>(tag_word(frame, k)).load(order::relaxed);
+      if (t == 0 || ((t - 1) >> g.frame_shift) >= pieces) continue;
+      f(atomic_ref<std::uint64_t>(owner->large_table[(t - 1) >> g.frame_shift]));
+    }
+  };
+  // seq_cst: as the close in empty_held (grace period and busy drain follow it).
+  each_piece([&](atomic_ref<std::uint64_t> entry) {
+    std::uint64_t want = hosted;
+    entry.compare_exchange(want, mark, order::seq_cst);
+  });
+  const bool ok = pinning_.quiesce(deadline_ns) && wait_not_busy(frame, deadline_ns) &&
+                  write_back_dirty(*owner, shared_piece, frame);
+  if (!ok) reopen(frame);
+  // release: the write-back (or the reopened frame) before the entries change.
+  each_piece([&](atomic_ref<std::uint64_t> entry) {
+    std::uint64_t want = mark;
+    entry.compare_exchange(want, ok ? entry_bits::empty : hosted, order::release);
+  });
+  if (!ok) return false;
+  reset_bits(frame);
+  if (owner->stats.shards != nullptr) owner->stats.add(&cache_stats::evictions, 1);
+  if (owner->frames_held != nullptr && tenant != keep_count_for) {
+    // relaxed: a count (admit); the frame leaves its tenant.
+    atomic_ref<std::uint32_t>(*owner->frames_held).fetch_sub(1u, order::relaxed);
+  }
   return true;
 }
 
@@ -406,7 +951,7 @@ BAM_HD inline bool dense_cache_ref::drop_page(const array_slot& a, std::uint64_t
   const std::uint64_t bit = frame_pool_view::bit(slot);
   atomic_ref<std::uint64_t> entry(a.large_table[piece_of(page)]);
   const std::uint64_t e = entry.load(order::seq_cst);  // seq_cst: see the busy pairing below
-  if (!entry_coalesced(e)) return false;
+  if (!entry_coalesced(e) || entry_splintered(e)) return false;
   const std::uint32_t frame = entry_frame(e);
   const auto line = static_cast<std::uint32_t>(pool_.geometry.line_of(frame, slot));
   atomic_ref<std::uint64_t> resident(pool_.word(pool_.resident, frame, slot));
@@ -479,7 +1024,7 @@ BAM_HD inline io_status dense_cache_ref::flush_frame(const array_slot& a,
     pause.pause();
   }
   const std::uint64_t own = atomic_ref<std::uint64_t>(pool_.owner[frame]).load(order::relaxed);
-  const std::uint64_t piece = own & ((std::uint64_t{1} << owner_tenant_shift) - 1u);
+  const std::uint64_t piece = own & shared_piece;
   const bool ok = wait_not_busy(frame, give_up_ns) && write_back_dirty(a, piece, frame);
   reopen(frame);
   return ok ? io_status{} : io_status::host(status_source::timeout);
@@ -496,11 +1041,11 @@ BAM_HD io_status dense_cache_ref::access(const array_slot& a, std::uint64_t page
   };
   count(&cache_stats::accesses);
   if (counted) a.stats.add(&cache_stats::bytes_requested, bytes);
-  const std::uint32_t slot = slot_of(page);
   bool served = false;
   if (warp_groups) {
     // Lanes touching one piece share one protection: the leader enters for the group, every
-    // lane whose slot is resident reads, the group meets, the leader leaves.
+    // lane whose page is resident (in its slot, or in the shared frame of a splintered piece)
+    // reads, the group meets, the leader leaves.
     std::uint64_t& entry_word = a.large_table[piece_of(page)];
     const std::uint32_t peers =
         warp::match_any(warp::active_mask(),
@@ -514,19 +1059,13 @@ BAM_HD io_status dense_cache_ref::access(const array_slot& a, std::uint64_t page
       }
     }
     held = warp::shfl(peers, held, leader);
-    if (entry_coalesced(held)) {
-      const std::uint32_t frame = entry_frame(held);
-      // slot_order: the loader released the slot's data with the bit.
-      const bool resident = (atomic_ref<std::uint64_t>(pool_.word(pool_.resident, frame, slot))
-                                 .load(pinning_.slot_order()) &
-                             frame_pool_view::bit(slot)) != 0;
-      if (resident && owner_is(a, frame, piece_of(page))) {
-        const auto line = static_cast<std::uint32_t>(pool_.geometry.line_of(frame, slot));
-        op(cache_.line_data(line) + within);
-        if (dirty) mark_dirty(line);
-        served = true;
-        count(warp::lane() == leader ? &cache_stats::hits : &cache_stats::coalesced);
-      }
+    std::uint32_t line = 0;
+    if (entry_coalesced(held) && resident_line(held, page, line) &&
+        owner_is(a, held, piece_of(page))) {
+      op(cache_.line_data(line) + within);
+      if (dirty) mark_dirty(line);
+      served = true;
+      count(warp::lane() == leader ? &cache_stats::hits : &cache_stats::coalesced);
     }
     warp::sync(peers);  // every lane's use of the frame before the leader's release
     if (warp::lane() == leader && entry_coalesced(held)) pinning_.leave(g);
