@@ -221,9 +221,10 @@ std::shared_ptr<backing_store> pattern_image(std::uint64_t bytes, memory_kind ki
   return image;
 }
 
-storage_config base_storage(std::uint32_t devices, std::uint32_t queues, std::uint32_t depth,
-                            const device_model& model) {
+storage_config base_storage(const io_bench_options& o, std::uint32_t devices, std::uint32_t queues,
+                            std::uint32_t depth, const device_model& model) {
   storage_config c;
+  c.controller.fetch_batches = o.fetch_batches;
   c.devices = devices;
   c.queues_per_device = queues;
   c.queue_depth = depth;
@@ -256,6 +257,7 @@ report new_report(const std::string& figure, session& s, const io_bench_options&
       .set("green_contexts", std::string(s.rt().green_contexts() ? "yes" : "no"))
       .set("resident_threads", s.resident())
       .set("seconds_per_run", o.seconds)
+      .set("fetch_batches", std::uint64_t{o.fetch_batches})
       .set("globaltimer_step_ns", s.timer_step_ns())
       .set("globaltimer_mean_step_ns", s.timer_mean_step_ns())
       .set("gpu", gpu_description());
@@ -329,7 +331,7 @@ void figure_controller(const io_bench_options& o) {
     }
     gpu_runtime& rt = s.rt();
     auto image = pattern_image(image_bytes, memory_kind::device);
-    emulated_storage ssd(base_storage(1, queues, depth, caps_off(0)), image, &rt);
+    emulated_storage ssd(base_storage(o, 1, queues, depth, caps_off(0)), image, &rt);
     device_memory buffers(std::uint64_t{queues} * depth * 512);
     device_memory ring(8ull * queues), finish_at(8ull * queues);
     pinned_memory ring_out(8ull * queues), finish_out(8ull * queues);
@@ -439,7 +441,7 @@ void figure_e2e(const io_bench_options& o) {
   const std::uint64_t threads = o.threads.empty() ? 0 : o.threads.front();
   gpu_runtime& rt = s.rt();
   for (const queue_shape& shape : shapes) {
-    emulated_storage ssd(base_storage(1, shape.queues, shape.depth, caps_off(0)), image, &rt);
+    emulated_storage ssd(base_storage(o, 1, shape.queues, shape.depth, caps_off(0)), image, &rt);
     s.warm_up();
     stop_guard stop(rt);
     rt.start();
@@ -496,7 +498,7 @@ void figure_host(const io_bench_options& o) {
     }
   }
   gpu_runtime& rt = s.rt();
-  emulated_storage ssd(base_storage(1, queues, depth, caps_off(0)), image, &rt);
+  emulated_storage ssd(base_storage(o, 1, queues, depth, caps_off(0)), image, &rt);
   s.warm_up();
   const std::uint64_t threads = o.threads.empty() ? 0 : o.threads.front();
   {
@@ -556,7 +558,7 @@ void figure_devices(const io_bench_options& o) {
   gpu_runtime& rt = s.rt();
   const std::uint64_t threads = o.threads.empty() ? 0 : o.threads.front();
   for (const std::uint32_t d : o.devices) {
-    emulated_storage ssd(base_storage(d, queues, depth, model), image, &rt);
+    emulated_storage ssd(base_storage(o, d, queues, depth, model), image, &rt);
     s.warm_up();
     stop_guard stop(rt);
     rt.start();
@@ -614,7 +616,7 @@ void figure_latency(const io_bench_options& o) {
     device_model model = device_model::optane();
     model.latency_us = latency;
     const double peak = devices * modelled_rate(model, 512);
-    emulated_storage ssd(base_storage(devices, queues, depth, model), image, &rt);
+    emulated_storage ssd(base_storage(o, devices, queues, depth, model), image, &rt);
     s.warm_up();
     stop_guard stop(rt);
     rt.start();
@@ -723,7 +725,7 @@ void figure_queues(const io_bench_options& o) {
     model.latency_us = latency;
     for (const bool naive : {false, true}) {
       // A fresh set per protocol: submit() and submit_naive() are not mixed on one queue.
-      emulated_storage ssd(base_storage(1, queues, depth, model), image, &rt);
+      emulated_storage ssd(base_storage(o, 1, queues, depth, model), image, &rt);
       s.warm_up();
       stop_guard stop(rt);
       rt.start();
@@ -806,7 +808,7 @@ void figure_decompose(const io_bench_options& o) {
       zero_async(trace.data(), trace.bytes(), st.get());
       BAM_CUDA_CHECK(cudaStreamSynchronize(st.get()));
     }
-    storage_config sc = base_storage(1, queues, depth, caps_off(0));
+    storage_config sc = base_storage(o, 1, queues, depth, caps_off(0));
     sc.controller.trace = trace.as<std::uint64_t>();
     emulated_storage ssd(sc, image, &rt);
     s.warm_up();

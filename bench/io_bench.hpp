@@ -43,6 +43,7 @@ struct io_bench_options {
   std::uint32_t rounds = 5;            ///< controller: rounds per SM count (median)
   double seconds = 0.2;                ///< length of one timed run
   std::uint32_t latency_devices = 4;   ///< latency: devices (modelled peak = devices x IOPS)
+  std::uint32_t fetch_batches = 0;     ///< controller knob (emulated_storage.hpp); 0: all
   std::string json;                    ///< where to write JSON ("" = nowhere)
 };
 

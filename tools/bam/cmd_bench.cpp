@@ -98,6 +98,9 @@ void add_io_bench(CLI::App& bench) {
   c->add_option("--latency-devices", o->latency_devices,
                 "latency figure: devices (modelled peak = devices x 5.1 M IOPS)")
       ->capture_default_str();
+  c->add_option("--fetch-batches", o->fetch_batches,
+                "Batches of 32 entries the controller fetches per queue per pass (0: all there)")
+      ->capture_default_str();
   add_json_option(*c, o->json);
   c->callback([o] { bench::run_io_bench(*o); });
 }

@@ -167,6 +167,8 @@ class queue_pair_ref {
 
  private:
   BAM_HD void try_advance_tail() const;
+  /// True when the completion entry at the CQ head is posted (a relaxed peek).
+  BAM_HD bool completion_posted() const;
   BAM_HD std::uint32_t lanes_on_this_queue() const;
   BAM_HD io_status halt(std::uint32_t slot) const;
   BAM_HD io_status wait_for_turn(const queue_ticket& t, deadline until,

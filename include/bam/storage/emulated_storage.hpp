@@ -50,6 +50,10 @@ struct gpu_controller_options {
                                  ///< when there are fewer queues than warps)
   std::uint64_t watch_period_ns = 10'000'000;  ///< how often warps report ages to the watchdog
   std::uint64_t stop_poll_ns = 100'000;        ///< how often warps look at the stop flag
+  /// Batches of up to 32 submission entries a warp fetches from one queue before it completes
+  /// that queue's due commands; 0: every entry there (bounded by the queue's depth). 1 makes a
+  /// deep queue wait a whole serve pass per 32 entries.
+  std::uint32_t fetch_batches = 0;
   std::uint64_t flush_timeout_ns = 60'000'000'000ull;  ///< FLUSH write-back deadline
   /// Benchmarks only (null: off). GPU memory of 2 x queues x depth words: the kernel stores
   /// the %globaltimer of each command's fetch at [2 * (q * depth + command id)] and of its

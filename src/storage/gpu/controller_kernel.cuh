@@ -671,7 +671,12 @@ __device__ bool serve(const controller_params& p, std::uint32_t q, std::uint64_t
   const device_params& d = p.devices[s.device];
   pending_command* records = p.pending + std::uint64_t{q} * s.depth;
   bool worked = false;
-  if (c.active < s.depth) worked |= fetch(p, s, d, c, stats, records, origin);
+  // Fetch until the queue is empty (or the batch limit): entries that sit in the ring cost
+  // their submitters latency, while a fetch batch is cheap next to a completion pass.
+  for (std::uint32_t batch = 0; p.fetch_batches == 0 || batch < p.fetch_batches; ++batch) {
+    if (c.active >= s.depth || !fetch(p, s, d, c, stats, records, origin)) break;
+    worked = true;
+  }
   if (c.active > 0) {
     const std::uint64_t now_abs = broadcast(now_ns(), 0);
     const std::uint64_t now = now_abs > origin ? now_abs - origin : 0;

@@ -141,6 +141,7 @@ struct controller_params {
   std::uint32_t epoch;
   std::uint64_t watch_period_ns;
   std::uint64_t stop_poll_ns;
+  std::uint32_t fetch_batches;  ///< batches of up to 32 entries per queue per serve; 0: all
   std::uint64_t flush_timeout_ns;
 };
 static_assert(std::is_trivially_copyable_v<controller_params>);

@@ -263,6 +263,7 @@ gpu_controller::gpu_controller(gpu_runtime& rt, std::vector<controller_device> d
   p.warps = m.grid * warps_per_block;
   p.watch_period_ns = options.watch_period_ns;
   p.stop_poll_ns = options.stop_poll_ns;
+  p.fetch_batches = options.fetch_batches;
   p.flush_timeout_ns = options.flush_timeout_ns;
   m.seen_gpu_now.assign(queue_count, 0);
   m.seen_at.assign(queue_count, 0);

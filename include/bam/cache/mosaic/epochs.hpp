@@ -13,7 +13,8 @@
 /// store precedes the slot scan, and it announced an epoch <= E: the evictor waits for it.
 /// A reader that announced after the scan passed its slot follows the close in S and sees it.
 /// Slots store 0 with release when a reader leaves, so its reads happen before the evictor's
-/// reuse of the frame (the scan loads with seq_cst, which includes acquire).
+/// reuse of the frame (the scan's loads are seq_cst, or on the device relaxed between two
+/// seq_cst fences, which gives the same order: epoch_grace_period).
 ///
 /// Rule: a reader never waits for anything while it has announced (it would hold up every
 /// grace period, and with it every frame eviction).
@@ -51,23 +52,45 @@ BAM_HD BAM_INLINE void epoch_exit(const frame_pool_view& p, std::uint32_t slot) 
   atomic_ref<std::uint64_t>(p.epoch_slots[slot]).store(0u, order::release);
 }
 
+/// Slots the grace-period scan loads before it looks at any of them: independent loads in
+/// flight at once, so a scan of half a million GPU slots costs a few thousand memory latencies
+/// instead of one each.
+inline constexpr std::uint32_t epoch_scan_batch = 32;
+
+/// How the scan loads a slot. Device: relaxed, between two seq_cst fences (below). Host:
+/// seq_cst loads, because ThreadSanitizer does not model standalone fences (platform/atomic.hpp).
+inline constexpr order epoch_scan_order = BAM_DEVICE_PASS ? order::relaxed : order::seq_cst;
+
 /// Waits for a grace period: every reader that announced before this call has left. Call it
 /// after closing what readers must stop seeing, outside any section. False past the deadline.
 BAM_HD inline bool epoch_grace_period(const frame_pool_view& p, std::uint64_t deadline_ns) {
   // seq_cst: the increment follows our close in S, and readers that load the new value
   // (acquire) see the close.
   const std::uint64_t e = atomic_ref<std::uint64_t>(*p.epoch).fetch_add(1, order::seq_cst);
+  // Device: a seq_cst fence after the close stands in for seq_cst on every slot load. A reader
+  // store that follows the fence in S follows the close too, so its entry load sees the close;
+  // one that precedes the fence is seen by our relaxed load (C++20 fence rules).
+  device_fence<scope::device>();
+  const auto busy = [e](std::uint64_t v) { return v != 0 && v <= e; };
   backoff pause;
-  for (std::uint32_t s = 0; s < p.epoch_slot_count; ++s) {
-    atomic_ref<std::uint64_t> slot(p.epoch_slots[s]);
-    for (;;) {
-      // seq_cst: the scan follows the close in S; acquire: the reader's section before it.
-      const std::uint64_t v = slot.load(order::seq_cst);
-      if (v == 0 || v > e) break;
-      if (now_ns() > deadline_ns) return false;
-      pause.pause();
+  for (std::uint32_t base = 0; base < p.epoch_slot_count; base += epoch_scan_batch) {
+    const std::uint32_t n =
+        p.epoch_slot_count - base < epoch_scan_batch ? p.epoch_slot_count - base : epoch_scan_batch;
+    std::uint64_t seen[epoch_scan_batch];
+    for (std::uint32_t i = 0; i < n; ++i) {
+      // epoch_scan_order: see above; the closing fence makes the relaxed loads acquire.
+      seen[i] = atomic_ref<std::uint64_t>(p.epoch_slots[base + i]).load(epoch_scan_order);
+    }
+    for (std::uint32_t i = 0; i < n; ++i) {
+      atomic_ref<std::uint64_t> slot(p.epoch_slots[base + i]);
+      for (std::uint64_t v = seen[i]; busy(v); v = slot.load(epoch_scan_order)) {
+        if (now_ns() > deadline_ns) return false;
+        pause.pause();
+      }
     }
   }
+  // Device: acquire for the relaxed loads that saw readers leave (their exits store with release).
+  device_fence<scope::device>();
   return true;
 }
 

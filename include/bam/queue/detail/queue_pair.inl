@@ -257,7 +257,21 @@ BAM_HD inline io_status queue_pair_ref::submit_naive(const nvme::submission_entr
   return s;
 }
 
-BAM_HD inline void queue_pair_ref::drain() const { drain_lanes(lanes_on_this_queue()); }
+BAM_HD inline bool queue_pair_ref::completion_posted() const {
+  // relaxed: a peek; the drainer reads the entry again with acquire under the lock.
+  const std::uint32_t state = atomic_ref<std::uint32_t>(control_->cq_state).load(order::relaxed);
+  const bool phase = (state & detail::cq_phase_bit) == 0;  // expected phase starts at 1
+  const std::uint32_t dw3 =
+      atomic_ref<std::uint32_t, scope::system>(cq_[state & 0xffffu].dw3).load(order::relaxed);
+  return nvme::completion_entry::phase(dw3) == phase;
+}
+
+BAM_HD inline void queue_pair_ref::drain() const {
+  // Each lane peeks first: a waiter whose queue has nothing new (the common case while
+  // commands are in flight) leaves without the warp-wide vote that groups the drainers.
+  if (!completion_posted()) return;
+  drain_lanes(lanes_on_this_queue());
+}
 
 BAM_HD inline void queue_pair_ref::drain_lanes(std::uint32_t lanes) const {
   const unsigned me = warp::lane();
@@ -270,15 +284,10 @@ BAM_HD inline void queue_pair_ref::drain_lanes(std::uint32_t lanes) const {
   // The leader peeks and takes the lock; 0 says it did not, else bit 32 and the CQ state.
   std::uint64_t held = 0;
   if (me == leader) {
-    // relaxed: a peek; the entry is read again with acquire under the lock.
-    const std::uint32_t state = state_ref.load(order::relaxed);
-    const bool phase = (state & detail::cq_phase_bit) == 0;  // expected phase starts at 1
-    const std::uint32_t dw3 =
-        atomic_ref<std::uint32_t, scope::system>(cq_[state & 0xffffu].dw3).load(order::relaxed);
     std::uint32_t unlocked = 0;
     // relaxed: a test before the test-and-set. acquire: the previous drainer's head, phase
     // and lap counters.
-    if (nvme::completion_entry::phase(dw3) == phase && lock.load(order::relaxed) == 0 &&
+    if (completion_posted() && lock.load(order::relaxed) == 0 &&
         lock.compare_exchange(unlocked, 1u, order::acquire)) {
       held = (1ull << 32) | state_ref.load(order::relaxed);  // relaxed: only drainers write it
     }
