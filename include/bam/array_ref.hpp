@@ -59,6 +59,20 @@ class array_ref {
     return read_through_ || mode_ == cache_mode::none;
   }
 
+  /// Lines one warp may load at once ahead of its reads (apps' for_each_neighbour): set by
+  /// array::ref_for_launch when the cache has lines to spare for the launch, else 0.
+  [[nodiscard]] BAM_HD std::uint32_t lookahead_lines() const { return lookahead_lines_; }
+  BAM_HD void set_lookahead_lines(std::uint32_t lines) { lookahead_lines_ = lines; }
+  /// The cache line (of the device set) that holds element `i`.
+  [[nodiscard]] BAM_HD std::uint64_t line_index(std::uint64_t i) const {
+    return (offset_ + i * sizeof(T)) >> cache_.line_shift();
+  }
+  /// The first element in line `line` (0 for the line that holds element 0).
+  [[nodiscard]] BAM_HD std::uint64_t line_first(std::uint64_t line) const {
+    const std::uint64_t at = line << cache_.line_shift();
+    return at > offset_ ? (at - offset_) / sizeof(T) : 0;
+  }
+
   /// The value returned for elements whose I/O failed: every bit set.
   [[nodiscard]] BAM_HD static value_type poison() {
     value_type v{};  // GCC cannot see that try_read fills it whenever it succeeds
@@ -229,23 +243,32 @@ class array_ref {
     }
   }
 
-  /// Counts one warp-wide round of grouped probes, called by every lane of `active`: each lane
-  /// of `accessing` made one access, the lanes that `lead` probed for their group and the
-  /// others rode on a probe. One lane adds for the warp, so a round costs a few atomics
-  /// however many groups it has.
-  BAM_HD void count_probes(std::uint32_t active, std::uint32_t accessing, bool lead,
-                           const acquire_result& r) const {
+  /// Counts one warp-wide round of grouped probes before any of them runs, called by every
+  /// lane of `active`: each lane of `accessing` makes one access, the lanes that `lead` probe
+  /// for their group and the others ride on a probe. Every probe counts as a hit here; a
+  /// leader whose probe was not one corrects that with count_non_hit. One lane adds for the
+  /// warp, so a round costs a few atomics however many groups it has. Before the probes,
+  /// because a warp-wide vote after them would hold every lane's new pin until the slowest
+  /// miss of the warp is served: with a small cache, pins held that way leave evictors no
+  /// victim.
+  BAM_HD void count_round(std::uint32_t active, std::uint32_t accessing, bool lead) const {
     const std::uint32_t leaders = warp::ballot(active, lead);
-    const std::uint32_t hits = warp::ballot(active, lead && r.kind == probe_kind::hit);
     if (warp::lane() == warp::lowest_lane(active)) {
       const std::uint32_t n = warp::popcount(accessing);
       cache_stats& s = slot_.stats.local();
       stats_ref::bump(s.accesses, n);
       stats_ref::bump(s.bytes_requested, std::uint64_t{n} * sizeof(T));
       stats_ref::bump(s.coalesced, n - warp::popcount(leaders));
-      stats_ref::bump(s.hits, warp::popcount(hits));
+      stats_ref::bump(s.hits, warp::popcount(leaders));
     }
-    if (lead && r.kind != probe_kind::hit) count_probe(r);  // misses are off the hit path
+  }
+
+  /// A leader's probe that count_round counted as a hit and was not one.
+  BAM_HD void count_non_hit(const acquire_result& r) const {
+    if (r.kind == probe_kind::hit) return;
+    // Wraps modulo 2^64 (fetch_add): the shard's sum is right once every correction is in.
+    slot_.stats.add(&cache_stats::hits, ~std::uint64_t{0});
+    count_probe(r);
   }
 
   /// The uncached path: mode none, or a launch too large for the cache (reads only).
@@ -345,10 +368,14 @@ class array_ref {
     const std::uint32_t peers = warp::match_any(active, page_key(page));
     const unsigned leader = warp::lowest_lane(peers);
     const bool lead = warp::lane() == leader;
+    count_round(active, active, lead);
     std::uint64_t packed = 0;
-    if (lead) packed = cache_.acquire(slot_, page, warp::popcount(peers), agent_index()).pack();
+    if (lead) {
+      const acquire_result mine = cache_.acquire(slot_, page, warp::popcount(peers), agent_index());
+      count_non_hit(mine);
+      packed = mine.pack();
+    }
     const acquire_result r = acquire_result::unpack(warp::shfl(peers, packed, leader));
-    count_probes(active, active, lead, r);
     if (!r.status.ok()) {
       slot_.stats.add(&cache_stats::errors, 1);
       return r.status;
@@ -430,10 +457,14 @@ class array_ref {
     const std::uint32_t peers = warp::match_any(active, need ? page_key(page) : own);
     const unsigned leader = warp::lowest_lane(peers);
     const bool lead = need && warp::lane() == leader;
+    count_round(active, moving, lead);
     std::uint64_t packed = 0;
-    if (lead) packed = cache_.acquire(slot_, page, warp::popcount(peers), agent_index()).pack();
+    if (lead) {
+      const acquire_result mine = cache_.acquire(slot_, page, warp::popcount(peers), agent_index());
+      count_non_hit(mine);
+      packed = mine.pack();
+    }
     const acquire_result r = acquire_result::unpack(warp::shfl(peers, packed, leader));
-    count_probes(active, moving, lead, r);
     if (need && !r.status.ok()) slot_.stats.add(&cache_stats::errors, 1);
     return r;
   }
@@ -444,6 +475,7 @@ class array_ref {
   std::uint64_t count_ = 0;
   cache_mode mode_ = cache_mode::optimized;
   bool read_through_ = false;
+  std::uint32_t lookahead_lines_ = 0;
   value_type* direct_ = nullptr;
 };
 
