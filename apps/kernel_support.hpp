@@ -4,6 +4,7 @@
 /// walk over one adjacency list, and a fill kernel. Portable code (the app kernel model,
 /// bam/platform/launch.hpp): grid-stride loops, no barriers, no shared memory.
 
+#include <concepts>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
@@ -55,6 +56,27 @@ struct edge_slice {
 /// alignment: a warp's loads then fill whole 128-byte memory transactions).
 inline constexpr std::uint64_t aligned_read_bytes = 128;
 
+/// Views that can start the loads of lines ahead of a walk: bam::array_ref on a cache (views of
+/// memory and tile buffers have nothing to load).
+template <class View>
+concept looks_ahead = requires(const View& v, std::uint64_t i) {
+  { v.lookahead_lines() } -> std::convertible_to<std::uint32_t>;
+  { v.line_index(i) } -> std::convertible_to<std::uint64_t>;
+  { v.line_first(i) } -> std::convertible_to<std::uint64_t>;
+};
+
+/// The element whose read starts the load of the `lane`-th line from the one holding element
+/// `at`, in a list [begin, end); `end` or more when the lane has no line to start. A line
+/// holds at least a warp's entries (lines are 512 B or more, ids 4 or 8 B), so while a line
+/// follows the warp's, every lane is still inside the list.
+template <class View>
+BAM_HD std::uint64_t lookahead_target(const View& ids, std::uint64_t at, std::uint64_t begin,
+                                      std::uint64_t end, unsigned lane, std::uint32_t lines) {
+  if (lane >= lines) return end;
+  const std::uint64_t i = ids.line_first(ids.line_index(at) + lane);
+  return i < begin ? begin : i;
+}
+
 /// Calls `visit(v)` for every neighbour v of one vertex whose ids are [begin, end) of `ids`,
 /// clipped to `slice`, with the lanes of the calling warp reading consecutive entries. Every
 /// lane of the warp calls this for the same vertex.
@@ -71,6 +93,11 @@ inline constexpr std::uint64_t aligned_read_bytes = 128;
 /// drops its pin when the list ends, so a warp never holds more than the lines of the list it
 /// is on.
 ///
+/// A list over several lines of a cached view is read ahead: when the warp reaches a line
+/// whose load it has not started, lane k reads one entry of the k-th line from there (up to
+/// the view's lookahead_lines()), so the misses of the next lines are in flight together
+/// instead of one round trip per line. The entries read ahead are read again by the walk.
+///
 /// An id that cannot be read (the array recorded the error; the host's check() throws) is
 /// skipped; an id >= n (a corrupt file, or the poison value) is counted in `*bad_ids`.
 template <class View, class Visit>
@@ -84,7 +111,25 @@ BAM_HD void for_each_neighbour(const View& ids, const warp_position& w, const ed
   constexpr std::uint64_t per_segment = aligned_read_bytes / sizeof(id_type);
   const std::uint64_t start = w.width > 1 ? begin - begin % per_segment : begin;
   auto cursor = ids.reader();
+  std::uint64_t started_to = 0;  // entries below this are in lines whose loads were started
   for (std::uint64_t e = start + w.lane; e < end; e += w.width) {
+    if constexpr (looks_ahead<View>) {
+      const std::uint64_t at = e - w.lane < begin ? begin : e - w.lane;  // the same in every lane
+      const std::uint32_t lines = w.width > 1 ? ids.lookahead_lines() : 0;
+      if (lines > 1 && at >= started_to && ids.line_index(end - 1) > ids.line_index(at)) {
+        // Every lane reads (lanes without a line of their own read the entry at the warp's
+        // position, which the walk needs next anyway), through a cursor like the walk's reads:
+        // lanes of a warp may reach this and the walk's read at once (a lane that finished
+        // its list early is on the next one), and the cursor path is written for lanes that
+        // want different things.
+        const std::uint64_t i = lookahead_target(ids, at, begin, end, w.lane, lines);
+        auto ahead = ids.reader();
+        id_type ignored{};
+        (void)ahead.try_read(i < end ? i : at, ignored);  // a miss overlaps the other lanes'
+        ahead.drop();
+        started_to = ids.line_first(ids.line_index(at) + lines);
+      }
+    }
     if (e < begin) continue;  // before the list: this lane sits out the warp's first step
     id_type id;
     if (!cursor.try_read(e, id).ok()) continue;

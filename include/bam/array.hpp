@@ -158,8 +158,17 @@ class array {
                         " lines; a launch of " + std::to_string(warps) +
                         " concurrent warps needs at least " + std::to_string(2 * warps));
     }
-    return array_ref<T>(cache_->ref(), attachment_.slot, offset_, count_, cache_->config().mode,
-                        too_small);
+    array_ref<T> r(cache_->ref(), attachment_.slot, offset_, count_, cache_->config().mode,
+                   too_small);
+    // A warp that loads k lines at once holds up to k of them busy while the loads run: allow
+    // that only while every warp of the launch could do so with three quarters of the cache to
+    // spare for everyone's hits. Base-page arrays in optimized mode only.
+    if (!too_small && !r.reads_through() && r.mode() == cache_mode::optimized &&
+        attachment_.slot.large_table == nullptr) {
+      const std::uint64_t spare = cache_->lines() / (4 * warps);
+      r.set_lookahead_lines(static_cast<std::uint32_t>(std::min<std::uint64_t>(spare, 32)));
+    }
+    return r;
   }
 
   /// Reads elements [first, first + count) on the host through the cache. Throws
