@@ -73,6 +73,12 @@ void check_config(const cache_config& c) {
           std::to_string(c.frame_bytes));
     }
     if (c.frame_percent == 0 || c.frame_percent > 100) bad("frame_percent must be 1..100");
+    if (c.promote_percent == 0 || c.promote_percent > 100) bad("promote_percent must be 1..100");
+    if (c.splinter_percent >= c.promote_percent) {
+      // A piece splintered at this residency would be promoted again at once.
+      bad("splinter_percent (" + std::to_string(c.splinter_percent) +
+          ") must be below promote_percent (" + std::to_string(c.promote_percent) + ")");
+    }
     if (cache::mosaic::plan_frames(c.line_bytes, lines, c.frame_bytes, c.frame_percent).frames ==
         0) {
       bad("a two_level cache needs at least two lines");
@@ -235,6 +241,8 @@ void page_cache::init_frames() {
                                           m.config.frame_percent);
   f.pinning = m.config.pinning;
   f.check_owner = m.config.check_frame_owners;
+  f.splinter_percent = m.config.splinter_percent;
+  f.promote_percent = m.config.promote_percent;
   const std::uint64_t frames = f.geometry.frames;
   const std::uint64_t words = frames * f.geometry.words_per_frame;
   f.state = static_cast<std::uint64_t*>(m.alloc(frames * 8));
@@ -421,12 +429,15 @@ tenant_stats page_cache::frame_stats(std::uint32_t index) const {
   for (std::uint64_t i = 0; i < frames; ++i) {
     if (cache::mosaic::frame_free(state[i])) continue;
     const bool open = (state[i] & fb::open) != 0;
+    // An open frame of base pages of several pieces names no piece in its owner word.
+    const bool shared =
+        open && (owner[i] & cache::mosaic::shared_piece) == cache::mosaic::shared_piece;
     const auto tenant =
-        open ? static_cast<std::uint32_t>(cache::mosaic::frame_tag(state[i]) &
-                                          cache::mosaic::entry_bits::tenant_mask)
-             : static_cast<std::uint32_t>(owner[i] >> cache::mosaic::owner_tenant_shift);
+        open && !shared ? static_cast<std::uint32_t>(cache::mosaic::frame_tag(state[i]) &
+                                                     cache::mosaic::entry_bits::tenant_mask)
+                        : static_cast<std::uint32_t>(owner[i] >> cache::mosaic::owner_tenant_shift);
     if (tenant != t.tenant) continue;
-    (open ? t.frames_coalesced : t.frames_reserved) += 1;
+    (shared ? t.frames_shared : open ? t.frames_coalesced : t.frames_reserved) += 1;
     const std::uint64_t held = std::uint64_t{resident[i]} * m.config.line_bytes;
     t.resident_bytes += held;
     t.bloat_bytes += f.geometry.frame_bytes - held;

@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include <bam/cache.hpp>
+#include <bam/error.hpp>
+
 #include "mosaic_rig.hpp"
 
 namespace {
@@ -85,6 +88,9 @@ TEST_P(Adaptive, SparseRandomAccessEndsUpSplinteredAndKeepsMorePiecesThanFrames)
   EXPECT_GT(splintered, 0u);
   // Whole frames would hold at most one piece each; shared frames hold many.
   EXPECT_GT(splintered + coalesced, std::uint64_t{r.pool().geometry.frames});
+  const tenant_stats t = a.frame_stats();
+  EXPECT_GT(t.frames_shared, 0u);
+  EXPECT_LE(t.frames_held(), std::uint64_t{r.pool().geometry.frames});
   EXPECT_EQ(a.stats().errors, 0u);
   EXPECT_NO_THROW(a.check());
 }
@@ -133,6 +139,35 @@ TEST_P(Adaptive, DroppingASharedFrameEmptiesItsPiecesWhichLoadAgain) {
   }
   EXPECT_EQ(sparse_reads(a.ref(), 200, 3), 0u);
   EXPECT_NO_THROW(a.check());
+}
+
+TEST_P(Adaptive, SplinterPercentZeroKeepsEveryPieceWhole) {
+  cache_config c = adaptive(GetParam());
+  c.splinter_percent = 0;
+  rig r(pattern_image(words), c);
+  ASSERT_FALSE(r.dense().splinters());
+  array<const std::uint64_t> a(*r.cache, r.ssd->ref(), {.name = "sparse", .dense = true});
+  EXPECT_EQ(sparse_reads(a.ref(), 600, 4), 0u);
+  for (std::uint64_t p = 0; p < pieces; ++p) {
+    EXPECT_FALSE(entry_splintered(entry_of(a, p))) << "piece " << p;
+  }
+  EXPECT_EQ(a.stats().splinters, 0u);
+  EXPECT_EQ(a.stats().errors, 0u);
+  EXPECT_NO_THROW(a.check());
+}
+
+TEST(AdaptiveKnobs, AreCheckedWithTheCacheConfiguration) {
+  cache_config c = adaptive(pinning_kind::frame_pins);
+  EXPECT_NO_THROW(plan_cache(c, 1u << 20, 1));
+  c.promote_percent = 0;
+  EXPECT_THROW(plan_cache(c, 1u << 20, 1), input_error);
+  c.promote_percent = 101;
+  EXPECT_THROW(plan_cache(c, 1u << 20, 1), input_error);
+  c.promote_percent = 40;
+  c.splinter_percent = 40;  // splintered and promoted at the same residency
+  EXPECT_THROW(plan_cache(c, 1u << 20, 1), input_error);
+  c.splinter_percent = 0;
+  EXPECT_NO_THROW(plan_cache(c, 1u << 20, 1));
 }
 
 INSTANTIATE_TEST_SUITE_P(BothPinnings, Adaptive,

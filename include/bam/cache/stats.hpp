@@ -49,7 +49,7 @@ struct cache_stats {
 /// What one tenant (an array declared dense on a two_level cache) holds of the frame pool and
 /// what it did, from page_cache::tenant_stats between launches. Frames: `coalesced` serve one
 /// of its pieces; `reserved` are held by one of its reservations or evictions in progress;
-/// `shared` hold base pages of several of its sparse pieces (none before sparse pieces exist).
+/// `shared` hold base pages of several of its splintered pieces.
 /// bloat_bytes: bytes of its frames that hold no resident page (reserved but empty).
 struct tenant_stats {
   std::uint32_t tenant = 0;       ///< 0: the array is not a tenant (base pages)
