@@ -263,6 +263,21 @@ class array_ref {
     }
   }
 
+  /// The probe of `page` for the group `peers` (its lowest lane probes when `lead`), handed to
+  /// every lane of the group. Called by every lane of `active`, of which `accessing` access.
+  BAM_HD acquire_result probe_for_group(std::uint64_t page, std::uint32_t active,
+                                        std::uint32_t accessing, std::uint32_t peers,
+                                        bool lead) const {
+    count_round(active, accessing, lead);
+    std::uint64_t packed = 0;
+    if (lead) {
+      const acquire_result mine = cache_.acquire(slot_, page, warp::popcount(peers), agent_index());
+      count_non_hit(mine);
+      packed = mine.pack();
+    }
+    return acquire_result::unpack(warp::shfl(peers, packed, warp::lowest_lane(peers)));
+  }
+
   /// A leader's probe that count_round counted as a hit and was not one.
   BAM_HD void count_non_hit(const acquire_result& r) const {
     if (r.kind == probe_kind::hit) return;
@@ -366,16 +381,8 @@ class array_ref {
     // the group is done with the line, unpins for it.
     const std::uint32_t active = warp::active_mask();
     const std::uint32_t peers = warp::match_any(active, page_key(page));
-    const unsigned leader = warp::lowest_lane(peers);
-    const bool lead = warp::lane() == leader;
-    count_round(active, active, lead);
-    std::uint64_t packed = 0;
-    if (lead) {
-      const acquire_result mine = cache_.acquire(slot_, page, warp::popcount(peers), agent_index());
-      count_non_hit(mine);
-      packed = mine.pack();
-    }
-    const acquire_result r = acquire_result::unpack(warp::shfl(peers, packed, leader));
+    const bool lead = warp::lane() == warp::lowest_lane(peers);
+    const acquire_result r = probe_for_group(page, active, active, peers, lead);
     if (!r.status.ok()) {
       slot_.stats.add(&cache_stats::errors, 1);
       return r.status;
@@ -455,16 +462,8 @@ class array_ref {
       }
     }
     const std::uint32_t peers = warp::match_any(active, need ? page_key(page) : own);
-    const unsigned leader = warp::lowest_lane(peers);
-    const bool lead = need && warp::lane() == leader;
-    count_round(active, moving, lead);
-    std::uint64_t packed = 0;
-    if (lead) {
-      const acquire_result mine = cache_.acquire(slot_, page, warp::popcount(peers), agent_index());
-      count_non_hit(mine);
-      packed = mine.pack();
-    }
-    const acquire_result r = acquire_result::unpack(warp::shfl(peers, packed, leader));
+    const bool lead = need && warp::lane() == warp::lowest_lane(peers);
+    const acquire_result r = probe_for_group(page, active, moving, peers, lead);
     if (need && !r.status.ok()) slot_.stats.add(&cache_stats::errors, 1);
     return r;
   }
