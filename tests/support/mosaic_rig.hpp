@@ -61,8 +61,9 @@ inline storage_config fast_storage() {
 
 /// Emulated devices over an image, a CPU stream and a cache. Arrays made on it must die first.
 struct rig {
-  rig(std::shared_ptr<backing_store> image, const cache_config& config, unsigned workers = 4)
-      : ssd(std::make_unique<emulated_storage>(fast_storage(), std::move(image))),
+  rig(std::shared_ptr<backing_store> image, const cache_config& config, unsigned workers = 4,
+      const storage_config& storage = fast_storage())
+      : ssd(std::make_unique<emulated_storage>(storage, std::move(image))),
         stream(std::make_unique<host_stream>(workers)),
         cache(std::make_unique<page_cache>(config, *stream)) {
     ssd->start();

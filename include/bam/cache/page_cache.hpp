@@ -74,6 +74,13 @@ struct acquire_result {
   }
 };
 
+/// A line's command between page_cache_ref::line_io_submit and line_io_finish.
+struct line_io_issued {
+  io_issued io;  ///< io.where names the command when either half fails
+  std::uint64_t bytes = 0;
+  nvme::io_opcode op = nvme::io_opcode::read;
+};
+
 /// A view of a page cache, passed to kernels by value. All members may be called by any
 /// number of threads at once.
 class page_cache_ref {
@@ -116,6 +123,16 @@ class page_cache_ref {
   /// Reads or writes page `page` of `a` into or from `line` (one command); counts it.
   BAM_HD io_status line_io(nvme::io_opcode op, const array_slot& a, std::uint64_t page,
                            std::uint32_t line, std::uint32_t hint, io_where& where) const;
+
+  /// line_io's first half: issues the command without waiting. On success it is in flight
+  /// and the caller keeps `line` (and its PRP list) untouched until line_io_finish(out); on
+  /// failure nothing is in flight. `hint` picks the queue (hint % queues per device); a caller
+  /// holding several commands follows device_io_submit's rule on queues.
+  BAM_HD io_status line_io_submit(nvme::io_opcode op, const array_slot& a, std::uint64_t page,
+                                  std::uint32_t line, std::uint32_t hint,
+                                  line_io_issued& out) const;
+  /// line_io's second half: waits for the command and counts it as line_io does.
+  BAM_HD io_status line_io_finish(const array_slot& a, const line_io_issued& issued) const;
 
   /// Set up by the owner.
   struct memory {

@@ -30,6 +30,8 @@ BAM_HD BAM_INLINE std::uint64_t now_ns() {
 /// A point in time past which a wait gives up and reports what it waited on.
 class deadline {
  public:
+  /// Already past: a placeholder for a deadline set later (a wait on it gives up at once).
+  BAM_HD constexpr deadline() : end_ns_(0) {}
   BAM_HD static deadline after_ns(std::uint64_t ns) { return deadline{now_ns() + ns}; }
   BAM_HD bool expired() const { return now_ns() >= end_ns_; }
   BAM_HD std::uint64_t end_ns() const { return end_ns_; }

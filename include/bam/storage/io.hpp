@@ -9,6 +9,7 @@
 #include <bam/nvme/command.hpp>
 #include <bam/nvme/prp.hpp>
 #include <bam/nvme/status.hpp>
+#include <bam/platform/clock.hpp>
 #include <bam/platform/config.hpp>
 #include <bam/storage/device_set.hpp>
 
@@ -37,10 +38,52 @@ struct io_request {
   std::uint32_t queue_hint = 0;  ///< spreads commands over queues (and replicas for reads)
 };
 
-/// Issues the request and waits for it. A write to a replicated set goes to every device; the
-/// first failure is returned. On failure `where` names the command.
-[[nodiscard]] BAM_HD inline io_status device_io(const device_set_ref& set, const io_request& r,
-                                                io_where& where) {
+/// A command device_io_submit issued and nobody has waited for yet. While `queue` is set the
+/// device may still move data into or out of the request's buffer (and read its PRP list):
+/// both must stay put until device_io_wait returns.
+struct io_issued {
+  const queue_pair_ref* queue = nullptr;  ///< null: nothing in flight
+  queue_ticket ticket;
+  io_where where;  ///< the command, for the error record
+  deadline until;  ///< covers the submission and the wait, as queue_pair_ref::execute does
+};
+
+namespace detail {
+
+/// Submits the request's command for copy `replica` to its device's queue hint % Q.
+[[nodiscard]] BAM_HD inline io_status submit_copy(const device_set_ref& set, const io_request& r,
+                                                  const nvme::prp_pair& prps, std::uint32_t replica,
+                                                  io_issued& out) {
+  const device_location at = set.locate(r.set_byte, replica);
+  const queue_pair_ref& q = set.queue(at.device, r.queue_hint % set.queues_per_device);
+  const std::uint64_t lba = at.byte / set.block_bytes;
+  const auto cmd = nvme::make_rw(r.op, 1, lba, r.bytes / set.block_bytes, prps.prp1, prps.prp2);
+  out.ticket = {};
+  out.until = deadline::after_ns(q.timeout_ns());
+  const io_status s = q.submit(cmd, out.until, out.ticket);
+  out.where = {at.device, q.id(), out.ticket.slot, lba};
+  out.queue = s.ok() ? &q : nullptr;
+  return s;
+}
+
+}  // namespace detail
+
+/// Issues the request without waiting for its completion. On success the command is in flight
+/// (out.queue set) until device_io_wait(out); on failure nothing is, and out.where names the
+/// command. A write to a replicated set is carried out whole here, one device after another
+/// (each copy waited for before the next is issued), so nothing of it is left in flight.
+///
+/// A thread must not hold two commands in flight that may take the same slot of one queue:
+/// the second submission waits for the first's completion to be taken, which that thread
+/// would only do later. Commands that go to different queues (queue_hint % Q or device
+/// differ) never share a slot. Threads that hold several must submit them in increasing
+/// queue index (queue_hint % Q, whatever the device): a submitter then only waits on holders
+/// of lower positions of its own queue or on threads already past it to a higher index, so no
+/// two threads wait on each other's slots in a cycle.
+[[nodiscard]] BAM_HD inline io_status device_io_submit(const device_set_ref& set,
+                                                       const io_request& r, io_issued& out) {
+  out.queue = nullptr;
+  out.where = {};
   if (r.bytes == 0 || r.bytes % set.block_bytes != 0 || r.set_byte % set.block_bytes != 0 ||
       r.bytes > set.max_transfer_bytes ||
       r.set_byte + r.bytes > set.capacity_bytes + set.block_bytes - 1) {
@@ -52,23 +95,34 @@ struct io_request {
                         prps)) {
     return io_status::host(status_source::invalid_request);
   }
-  const bool all_replicas = set.replicated && r.op == nvme::io_opcode::write;
-  const std::uint32_t first = all_replicas ? 0u : r.queue_hint;
-  const std::uint32_t copies = all_replicas ? set.devices : 1u;
-  for (std::uint32_t c = 0; c < copies; ++c) {
-    const device_location at = set.locate(r.set_byte, first + c);
-    const std::uint32_t qi = r.queue_hint % set.queues_per_device;
-    const queue_pair_ref& q = set.queue(at.device, qi);
-    const std::uint64_t lba = at.byte / set.block_bytes;
-    const auto cmd = nvme::make_rw(r.op, 1, lba, r.bytes / set.block_bytes, prps.prp1, prps.prp2);
-    queue_ticket ticket;
-    const io_status s = q.execute(cmd, ticket);
-    if (!s.ok()) {
-      where = {at.device, q.id(), ticket.slot, lba};
-      return s;
-    }
+  if (!(set.replicated && r.op == nvme::io_opcode::write)) {
+    return detail::submit_copy(set, r, prps, r.queue_hint, out);
+  }
+  for (std::uint32_t c = 0; c < set.devices; ++c) {
+    io_status s = detail::submit_copy(set, r, prps, c, out);
+    if (s.ok()) s = out.queue->wait(out.ticket, out.until);
+    out.queue = nullptr;
+    if (!s.ok()) return s;
   }
   return {};
+}
+
+/// Waits for a command device_io_submit issued (at once if nothing is in flight) and returns
+/// its status; on failure issued.where names it. Call it once per successful submission.
+[[nodiscard]] BAM_HD inline io_status device_io_wait(const io_issued& issued) {
+  if (issued.queue == nullptr) return {};
+  return issued.queue->wait(issued.ticket, issued.until);
+}
+
+/// Issues the request and waits for it. A write to a replicated set goes to every device; the
+/// first failure is returned. On failure `where` names the command.
+[[nodiscard]] BAM_HD inline io_status device_io(const device_set_ref& set, const io_request& r,
+                                                io_where& where) {
+  io_issued issued;
+  io_status s = device_io_submit(set, r, issued);
+  if (s.ok()) s = device_io_wait(issued);
+  if (!s.ok()) where = issued.where;
+  return s;
 }
 
 /// Issues a FLUSH to every device of the set and waits.

@@ -197,6 +197,17 @@ BAM_HD inline bool page_cache_ref::claim_victim(std::uint32_t& line, std::uint64
 BAM_HD inline io_status page_cache_ref::line_io(nvme::io_opcode op, const array_slot& a,
                                                 std::uint64_t page, std::uint32_t line,
                                                 std::uint32_t hint, io_where& where) const {
+  line_io_issued issued;
+  io_status s = line_io_submit(op, a, page, line, hint, issued);
+  if (s.ok()) s = line_io_finish(a, issued);
+  if (!s.ok()) where = issued.io.where;
+  return s;
+}
+
+BAM_HD inline io_status page_cache_ref::line_io_submit(nvme::io_opcode op, const array_slot& a,
+                                                       std::uint64_t page, std::uint32_t line,
+                                                       std::uint32_t hint,
+                                                       line_io_issued& out) const {
   const std::uint64_t set_byte = (a.first_line + page) << line_shift_;
   std::uint64_t bytes = line_bytes_;
   if (set_byte + bytes > a.set.capacity_bytes) {
@@ -213,11 +224,19 @@ BAM_HD inline io_status page_cache_ref::line_io(nvme::io_opcode op, const array_
   r.prp_list_dma = reinterpret_cast<std::uint64_t>(r.prp_list);
   r.prp_capacity = prp_per_line_;
   r.queue_hint = hint;
-  const io_status s = device_io(a.set, r, where);
+  out.op = op;
+  out.bytes = bytes;
+  return device_io_submit(a.set, r, out.io);
+}
+
+BAM_HD inline io_status page_cache_ref::line_io_finish(const array_slot& a,
+                                                       const line_io_issued& issued) const {
+  const io_status s = device_io_wait(issued.io);
   if (s.ok()) {
-    a.stats.add(op == nvme::io_opcode::read ? &cache_stats::loads : &cache_stats::write_backs, 1);
-    a.stats.add(&cache_stats::bytes_moved, bytes);
-    if (op == nvme::io_opcode::read) a.stats.add(&cache_stats::bytes_fetched, bytes);
+    const bool read = issued.op == nvme::io_opcode::read;
+    a.stats.add(read ? &cache_stats::loads : &cache_stats::write_backs, 1);
+    a.stats.add(&cache_stats::bytes_moved, issued.bytes);
+    if (read) a.stats.add(&cache_stats::bytes_fetched, issued.bytes);
   }
   return s;
 }

@@ -13,8 +13,9 @@
 ///   frame is protected by frame pins or epochs (pinning.hpp), taken once per warp group.
 /// - Eviction of one base page (drop_page) clears its resident bit; the piece stays coalesced.
 ///   Eviction of a frame (for a new reservation, by CLOCK over frames) closes its entry, waits
-///   until no reader can use the frame, waits for loads in flight, writes dirty pages back,
-///   empties the entry and hands the frame to the new piece.
+///   until no reader can use the frame, waits for loads in flight, writes dirty pages back
+///   (up to write_back_batch commands in flight, on distinct queues), empties the entry and
+///   hands the frame to the new piece.
 ///
 /// Adaptive part (splinter and promote): when a frame is taken while its piece holds few pages
 /// (frame_pool_view::splinter_percent), the piece is splintered: its pages (written back first)
@@ -52,6 +53,10 @@ namespace bam::cache::mosaic {
 
 class dense_cache_ref {
  public:
+  /// Most write-backs a frame's write-back keeps in flight at once (fewer when the device set
+  /// has fewer queues per device).
+  static constexpr std::uint32_t write_back_batch = 16;
+
   BAM_HD explicit dense_cache_ref(const page_cache_ref& cache)
       : cache_(cache), pool_(cache.frames()), pinning_(cache.frames()) {}
 

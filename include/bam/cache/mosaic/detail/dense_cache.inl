@@ -664,31 +664,76 @@ BAM_HD inline bool dense_cache_ref::wait_not_busy(std::uint32_t frame,
 BAM_HD inline bool dense_cache_ref::write_back_dirty(const array_slot& owner, std::uint64_t piece,
                                                      std::uint32_t frame) const {
   const frame_geometry& g = pool_.geometry;
-  for (std::uint32_t w = 0; w < g.words_per_frame; ++w) {
-    atomic_ref<std::uint64_t> dirty(pool_.dirty[std::uint64_t{frame} * g.words_per_frame + w]);
-    std::uint64_t bits = dirty.load(order::relaxed);  // relaxed: the hold ordered the writers
-    for (std::uint32_t b = 0; b < 64 && bits != 0; ++b) {
-      if (!((bits >> b) & 1u)) continue;
-      bits &= ~(std::uint64_t{1} << b);
-      const std::uint32_t slot = w * 64u + b;
-      // A shared frame names each slot's page in its tags.
-      const std::uint64_t page =
-          piece == shared_piece
-              ? atomic_ref<std::uint64_t>(tag_word(frame, slot)).load(order::relaxed) - 1u
-              : (piece << g.frame_shift) + slot;  // relaxed: we hold the frame
-      io_where where;
-      const io_status s =
-          cache_.line_io(nvme::io_opcode::write, owner, page,
-                         static_cast<std::uint32_t>(g.line_of(frame, slot)), frame, where);
-      if (!s.ok()) {
-        owner.errors->record(error_kind::write_back, s, where.device, where.queue, where.command_id,
-                             where.lba, page);
-        return false;  // the page stays dirty and resident
+  const std::uint32_t queues = owner.set.queues_per_device;
+  // At most one command per queue index, submitted in increasing index order: none of our
+  // tickets can wait for another of ours, nor threads for each other in a cycle (storage/io.hpp).
+  const std::uint32_t batch = queues < write_back_batch ? queues : write_back_batch;
+  // Where batches start among the queues: spreads the write-backs of different frames.
+  const std::uint32_t start = frame % queues;
+  std::uint32_t slots[write_back_batch];
+  std::uint64_t pages[write_back_batch];
+  line_io_issued issued[write_back_batch];
+  auto dirty_word = [&](std::uint32_t w) {
+    return atomic_ref<std::uint64_t>(pool_.dirty[std::uint64_t{frame} * g.words_per_frame + w]);
+  };
+  auto fail = [&](io_status s, const io_where& where, std::uint64_t page) {
+    owner.errors->record(error_kind::write_back, s, where.device, where.queue, where.command_id,
+                         where.lba, page);
+  };
+  std::uint32_t w = 0;
+  // relaxed: the hold ordered the writers.
+  std::uint64_t pending = dirty_word(0).load(order::relaxed);
+  for (;;) {
+    std::uint32_t n = 0;
+    while (n < batch) {
+      while (pending == 0 && w + 1u < g.words_per_frame) {
+        pending = dirty_word(++w).load(order::relaxed);  // relaxed: as above
       }
-      dirty.fetch_and(~(std::uint64_t{1} << b), order::relaxed);  // relaxed: we hold the frame
+      if (pending == 0) break;
+      std::uint32_t b = 0;
+      while (!((pending >> b) & 1u)) ++b;
+      pending &= pending - 1u;
+      const std::uint32_t slot = w * 64u + b;
+      slots[n] = slot;
+      // A shared frame names each slot's page in its tags.
+      // relaxed: we hold the frame.
+      pages[n] = piece == shared_piece
+                     ? atomic_ref<std::uint64_t>(tag_word(frame, slot)).load(order::relaxed) - 1u
+                     : (piece << g.frame_shift) + slot;
+      ++n;
     }
+    if (n == 0) return true;
+    // Command t goes to queue index t < wrap ? t : start + t - wrap: the batch's n indexes
+    // from `start` on, taken in increasing order.
+    const std::uint32_t wrap = start + n > queues ? start + n - queues : 0u;
+    bool ok = true;
+    std::uint32_t in_flight = 0;
+    for (; in_flight < n; ++in_flight) {
+      const std::uint32_t t = in_flight;
+      const std::uint32_t queue = t < wrap ? t : start + t - wrap;
+      const io_status s = cache_.line_io_submit(
+          nvme::io_opcode::write, owner, pages[t],
+          static_cast<std::uint32_t>(g.line_of(frame, slots[t])), queue, issued[t]);
+      if (!s.ok()) {
+        fail(s, issued[t].io.where, pages[t]);
+        ok = false;
+        break;
+      }
+    }
+    // Every command issued reads its line: wait for all of them, even after a failure.
+    for (std::uint32_t t = 0; t < in_flight; ++t) {
+      const io_status s = cache_.line_io_finish(owner, issued[t]);
+      if (s.ok()) {
+        // relaxed: we hold the frame.
+        dirty_word(slots[t] / 64u)
+            .fetch_and(~(std::uint64_t{1} << (slots[t] % 64u)), order::relaxed);
+      } else {
+        fail(s, issued[t].io.where, pages[t]);
+        ok = false;  // the page stays dirty and resident
+      }
+    }
+    if (!ok) return false;
   }
-  return true;
 }
 
 BAM_HD inline void dense_cache_ref::reset_bits(std::uint32_t frame) const {
