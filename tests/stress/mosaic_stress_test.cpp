@@ -60,6 +60,30 @@ void evict_until(const page_cache& cache, const array_slot& a, std::uint64_t pag
   }
 }
 
+/// Nothing protects a frame any more: no frame pins, no announced epoch readers.
+void expect_no_protection_left(const rig& r) {
+  EXPECT_EQ(bam::testing::mosaic::frame_pins_left(r.cache().ref().frames()), 0u);
+  EXPECT_EQ(bam::testing::mosaic::epoch_readers_left(r.cache().ref().frames()), 0u);
+}
+
+/// The array reads back `expected` with nothing left protecting a frame, then writes back.
+template <class Array>
+void expect_at_rest(Array& a, const rig& r, const std::vector<std::uint64_t>& expected) {
+  EXPECT_EQ(a.read(0, expected.size()), expected);
+  expect_no_protection_left(r);
+  a.flush();
+  EXPECT_NO_THROW(a.check());
+}
+
+/// Once the arrays have written back, the file holds `expected` word for word.
+void expect_file_holds(const temp_file& file, const std::vector<std::uint64_t>& expected,
+                       std::uint64_t pages_dropped, std::uint64_t frames_dropped) {
+  const std::vector<std::uint64_t> got = file.words();
+  std::uint64_t differ = 0;
+  for (std::uint64_t i = 0; i < expected.size(); ++i) differ += got[i] != expected[i];
+  EXPECT_EQ(differ, 0u) << pages_dropped << " pages and " << frames_dropped << " frames dropped";
+}
+
 class MosaicStress : public ::testing::TestWithParam<stress_case> {};
 
 TEST_P(MosaicStress, ReadersWritersAndEvictionsNeverSeeWrongBytes) {
@@ -117,17 +141,9 @@ TEST_P(MosaicStress, ReadersWritersAndEvictionsNeverSeeWrongBytes) {
     EXPECT_EQ(failed.load(), 0u);
     EXPECT_EQ(wrong.load(), 0u);
     EXPECT_GT(a.stats().evictions, 0u) << "reservations should have evicted frames";
-    EXPECT_EQ(a.read(0, words), expected);
-    EXPECT_EQ(bam::testing::mosaic::frame_pins_left(r.cache().ref().frames()), 0u);
-    EXPECT_EQ(bam::testing::mosaic::epoch_readers_left(r.cache().ref().frames()), 0u);
-    a.flush();
-    EXPECT_NO_THROW(a.check());
+    expect_at_rest(a, r, expected);
   }
-  const std::vector<std::uint64_t> got = file.words();
-  std::uint64_t differ = 0;
-  for (std::uint64_t i = 0; i < words; ++i) differ += got[i] != expected[i];
-  EXPECT_EQ(differ, 0u) << pages_dropped.load() << " pages and " << frames_dropped.load()
-                        << " frames dropped";
+  expect_file_holds(file, expected, pages_dropped.load(), frames_dropped.load());
 }
 
 TEST_P(MosaicStress, SoftwareWarpsShareOneProtectionPerPieceWhileFramesMove) {
@@ -270,14 +286,9 @@ TEST_P(MosaicStress, TenantsWithQuotasNeverSeeEachOthersDataAndKeepTheirQuotas) 
       a[t].flush();
       EXPECT_NO_THROW(a[t].check());
     }
-    EXPECT_EQ(bam::testing::mosaic::frame_pins_left(r.cache().ref().frames()), 0u);
-    EXPECT_EQ(bam::testing::mosaic::epoch_readers_left(r.cache().ref().frames()), 0u);
+    expect_no_protection_left(r);
   }
-  const std::vector<std::uint64_t> got = file.words();
-  std::uint64_t differ = 0;
-  for (std::uint64_t i = 0; i < expected.size(); ++i) differ += got[i] != expected[i];
-  EXPECT_EQ(differ, 0u) << pages_dropped.load() << " pages and " << frames_dropped.load()
-                        << " frames dropped";
+  expect_file_holds(file, expected, pages_dropped.load(), frames_dropped.load());
 }
 
 /// Sparse writers and readers (a few pages of a piece while it is cached: its frame is taken
@@ -353,17 +364,9 @@ TEST_P(MosaicStress, SplintersAndPromotionsAmongReadersWritersAndDropsNeverSeeWr
     const cache_stats s = a.stats();
     EXPECT_GT(s.splinters, 0u) << "sparse pieces should have been splintered";
     EXPECT_GT(s.coalesces, 0u);
-    EXPECT_EQ(a.read(0, words), expected);
-    EXPECT_EQ(bam::testing::mosaic::frame_pins_left(r.cache().ref().frames()), 0u);
-    EXPECT_EQ(bam::testing::mosaic::epoch_readers_left(r.cache().ref().frames()), 0u);
-    a.flush();
-    EXPECT_NO_THROW(a.check());
+    expect_at_rest(a, r, expected);
   }
-  const std::vector<std::uint64_t> got = file.words();
-  std::uint64_t differ = 0;
-  for (std::uint64_t i = 0; i < words; ++i) differ += got[i] != expected[i];
-  EXPECT_EQ(differ, 0u) << pages_dropped.load() << " pages and " << frames_dropped.load()
-                        << " frames dropped";
+  expect_file_holds(file, expected, pages_dropped.load(), frames_dropped.load());
 }
 
 INSTANTIATE_TEST_SUITE_P(
