@@ -168,6 +168,9 @@ void run_translation_bench(const translation_bench_options& options) {
   if (o.data_bytes.empty() && !gpu) o.data_bytes = {64ull << 20};
   if (o.repetitions < 1 || o.repetitions > 100) throw input_error("--repetitions must be 1..100");
   if (!(o.seconds > 0 && o.seconds <= 10)) throw input_error("--seconds must be in (0, 10]");
+  if (o.occupancy != "full" && o.occupancy != "compiler") {
+    throw input_error("--occupancy must be full or compiler");
+  }
   std::vector<scheme> schemes;
   if (o.schemes.empty()) schemes.assign(std::begin(all_schemes), std::end(all_schemes));
   for (const std::string& n : o.schemes) schemes.push_back(parse_scheme(n));
@@ -270,6 +273,7 @@ void run_translation_bench(const translation_bench_options& options) {
         .field("device", r->device())
         .field("l2_bytes", r->l2_bytes())
         .field("threads", r->threads())
+        .field("occupancy", o.occupancy)
         .field("frame_bytes", o.frame_bytes)
         .field("seconds_per_repetition", o.seconds)
         .field("repetitions", o.repetitions)

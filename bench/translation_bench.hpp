@@ -27,6 +27,9 @@ struct translation_bench_options {
   double seconds = 0.02;     ///< per timed repetition
   unsigned repetitions = 5;  ///< median of these
   unsigned threads = 0;      ///< cpu side: pool threads (0: hardware threads)
+  /// gpu side: "compiler" lets ptxas choose the gather kernels' registers (64 for the schemes
+  /// with a miss path, so 1,024 threads per SM); "full" caps them at 32 so an SM holds 2,048.
+  std::string occupancy = "compiler";
   std::string json;
 };
 

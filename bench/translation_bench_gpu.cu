@@ -42,27 +42,19 @@ std::uint32_t resident_grid(const cudaDeviceProp& prop) {
 
 class gpu_runner final : public runner {
  public:
-  explicit gpu_runner(const translation_bench_options&)
+  explicit gpu_runner(const translation_bench_options& o)
       : stream_(owned_stream::create_non_blocking()) {
     int device = 0;
     BAM_CUDA_CHECK(cudaGetDevice(&device));
     BAM_CUDA_CHECK(cudaGetDeviceProperties(&prop_, device));
-    grids_[0] = resident_grid<gather_kernel<scheme::bam>>(prop_);
-    grids_[1] = resident_grid<gather_kernel<scheme::lean>>(prop_);
-    grids_[2] = resident_grid<gather_kernel<scheme::two_level_pins>>(prop_);
-    grids_[3] = resident_grid<gather_kernel<scheme::two_level_epochs>>(prop_);
-    grids_[4] = resident_grid<gather_kernel<scheme::large_only>>(prop_);
-    grids_[5] = resident_grid<gather_kernel<scheme::ideal>>(prop_);
-    grids_[6] = resident_grid<gather_kernel<scheme::lean_l2>>(prop_);
-    // The L2 set-aside for persisting accesses is a limit of this process's context; it is
-    // put back when the runner ends.
-    if (prop_.persistingL2CacheMaxSize > 0) {
-      BAM_CUDA_CHECK(cudaDeviceGetLimit(&saved_persisting_, cudaLimitPersistingL2CacheSize));
-      BAM_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize,
-                                        static_cast<std::size_t>(prop_.persistingL2CacheMaxSize)));
-      restore_persisting_ = true;
-    }
-    max_grid_ = *std::max_element(std::begin(grids_), std::end(grids_));
+    fill_grids<0>(grids_[0]);
+    fill_grids<2>(grids_[1]);
+    full_ = o.occupancy == "full";
+    // The L2 set-aside for persisting accesses is a limit of this process's context: it is
+    // raised only around lean_l2 runs, so the other schemes have the whole L2.
+    BAM_CUDA_CHECK(cudaDeviceGetLimit(&saved_persisting_, cudaLimitPersistingL2CacheSize));
+    max_grid_ = std::max(*std::max_element(std::begin(grids_[0]), std::end(grids_[0])),
+                         *std::max_element(std::begin(grids_[1]), std::end(grids_[1])));
     sink_ = device_memory(std::uint64_t{max_grid_} * block_threads * 8);
     wrong_ = device_memory(8);
     device_memory bound(4);
@@ -72,9 +64,7 @@ class gpu_runner final : public runner {
     BAM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
   }
 
-  ~gpu_runner() override {
-    if (restore_persisting_) cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, saved_persisting_);
-  }
+  ~gpu_runner() override = default;
   gpu_runner(const gpu_runner&) = delete;
   gpu_runner& operator=(const gpu_runner&) = delete;
 
@@ -98,28 +88,10 @@ class gpu_runner final : public runner {
     zero_async(wrong_.data(), 8, stream_.get());
     if (sc == scheme::lean_l2) set_lean_window(true);
     BAM_CUDA_CHECK(cudaEventRecord(begin_.get(), stream_.get()));
-    switch (sc) {
-      case scheme::bam:
-        go<scheme::bam>(0, gathers, bytes, seed);
-        break;
-      case scheme::lean:
-        go<scheme::lean>(1, gathers, bytes, seed);
-        break;
-      case scheme::two_level_pins:
-        go<scheme::two_level_pins>(2, gathers, bytes, seed);
-        break;
-      case scheme::two_level_epochs:
-        go<scheme::two_level_epochs>(3, gathers, bytes, seed);
-        break;
-      case scheme::large_only:
-        go<scheme::large_only>(4, gathers, bytes, seed);
-        break;
-      case scheme::ideal:
-        go<scheme::ideal>(5, gathers, bytes, seed);
-        break;
-      case scheme::lean_l2:
-        go<scheme::lean_l2>(6, gathers, bytes, seed);
-        break;
+    if (full_) {
+      dispatch<2>(sc, gathers, bytes, seed);
+    } else {
+      dispatch<0>(sc, gathers, bytes, seed);
     }
     BAM_CUDA_CHECK(cudaEventRecord(end_.get(), stream_.get()));
     std::uint64_t wrong = 0;
@@ -156,11 +128,42 @@ class gpu_runner final : public runner {
   }
 
  private:
-  template <scheme S>
-  void go(int index, std::uint64_t gathers, std::uint32_t bytes, std::uint32_t seed) {
-    launch(stream_.get(), grids_[index], block_threads,
-           gather_kernel<S>{f_, gathers, bytes, seed, sink_.as<std::uint64_t>(),
-                            wrong_.as<std::uint64_t>()});
+  template <unsigned Blocks>
+  void fill_grids(std::uint32_t (&grids)[7]) {
+    grids[0] = resident_grid<gather_kernel<scheme::bam, Blocks>>(prop_);
+    grids[1] = resident_grid<gather_kernel<scheme::lean, Blocks>>(prop_);
+    grids[2] = resident_grid<gather_kernel<scheme::two_level_pins, Blocks>>(prop_);
+    grids[3] = resident_grid<gather_kernel<scheme::two_level_epochs, Blocks>>(prop_);
+    grids[4] = resident_grid<gather_kernel<scheme::large_only, Blocks>>(prop_);
+    grids[5] = resident_grid<gather_kernel<scheme::ideal, Blocks>>(prop_);
+    grids[6] = resident_grid<gather_kernel<scheme::lean_l2, Blocks>>(prop_);
+  }
+
+  template <unsigned Blocks>
+  void dispatch(scheme sc, std::uint64_t gathers, std::uint32_t bytes, std::uint32_t seed) {
+    switch (sc) {
+      case scheme::bam:
+        return go<scheme::bam, Blocks>(gathers, bytes, seed);
+      case scheme::lean:
+        return go<scheme::lean, Blocks>(gathers, bytes, seed);
+      case scheme::two_level_pins:
+        return go<scheme::two_level_pins, Blocks>(gathers, bytes, seed);
+      case scheme::two_level_epochs:
+        return go<scheme::two_level_epochs, Blocks>(gathers, bytes, seed);
+      case scheme::large_only:
+        return go<scheme::large_only, Blocks>(gathers, bytes, seed);
+      case scheme::ideal:
+        return go<scheme::ideal, Blocks>(gathers, bytes, seed);
+      case scheme::lean_l2:
+        return go<scheme::lean_l2, Blocks>(gathers, bytes, seed);
+    }
+  }
+
+  template <scheme S, unsigned Blocks>
+  void go(std::uint64_t gathers, std::uint32_t bytes, std::uint32_t seed) {
+    launch(stream_.get(), grids_[Blocks / 2][static_cast<int>(S)], block_threads,
+           gather_kernel<S, Blocks>{f_, gathers, bytes, seed, sink_.as<std::uint64_t>(),
+                                    wrong_.as<std::uint64_t>()});
   }
 
   /// Puts the lean table in a persisting window of the stream (as much of it as the window
@@ -169,6 +172,8 @@ class gpu_runner final : public runner {
   void set_lean_window(bool on) {
     cudaStreamAttrValue v{};
     if (on) {
+      BAM_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize,
+                                        static_cast<std::size_t>(prop_.persistingL2CacheMaxSize)));
       const std::uint64_t table = (f_.data_bytes >> f_.line_shift) * 8;
       const std::uint64_t bytes = std::min<std::uint64_t>(
           table, static_cast<std::uint64_t>(prop_.accessPolicyMaxWindowSize));
@@ -181,14 +186,17 @@ class gpu_runner final : public runner {
     }
     BAM_CUDA_CHECK(
         cudaStreamSetAttribute(stream_.get(), cudaStreamAttributeAccessPolicyWindow, &v));
-    if (!on) BAM_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
+    if (!on) {
+      BAM_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
+      BAM_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, saved_persisting_));
+    }
   }
 
   owned_stream stream_;
   cudaDeviceProp prop_{};
   std::size_t saved_persisting_ = 0;
-  bool restore_persisting_ = false;
-  std::uint32_t grids_[7] = {};
+  bool full_ = false;               ///< kernels capped at 32 registers (2 blocks of 1,024)
+  std::uint32_t grids_[2][7] = {};  ///< [min blocks per SM / 2][scheme]
   std::uint32_t max_grid_ = 0;
   std::uint32_t epoch_slots_ = 0;
   device_memory sink_, wrong_;

@@ -171,9 +171,11 @@ BAM_HD BAM_INLINE std::uint64_t read_gather(const std::uint8_t* p, std::uint64_t
   return sum;
 }
 
-/// `gathers` random gathers of `gather_bytes` through scheme S.
-template <scheme S>
+/// `gathers` random gathers of `gather_bytes` through scheme S. On the GPU, Blocks = 2 caps the
+/// kernel at 32 registers (launch.cuh) for `--occupancy full`; 0 leaves the choice to ptxas.
+template <scheme S, unsigned Blocks = 0>
 struct gather_kernel {
+  static constexpr unsigned min_blocks_per_sm = Blocks;
   fixture f;
   std::uint64_t gathers;
   std::uint32_t gather_bytes;

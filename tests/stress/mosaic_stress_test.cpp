@@ -46,7 +46,8 @@ void evict_until(const page_cache& cache, const array_slot& a, std::uint64_t pag
                  const std::atomic<bool>& stop, unsigned seed,
                  std::atomic<std::uint64_t>& pages_dropped,
                  std::atomic<std::uint64_t>& frames_dropped) {
-  const dense_cache_ref dense(cache.ref());
+  const page_cache_ref ref = cache.ref();
+  const dense_cache_ref dense(ref);
   rng g(seed);
   while (!stop.load(std::memory_order_relaxed)) {
     if (g.below(4) == 0) {

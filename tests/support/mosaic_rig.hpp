@@ -65,7 +65,8 @@ struct rig {
       const storage_config& storage = fast_storage())
       : ssd(std::make_unique<emulated_storage>(storage, std::move(image))),
         stream(std::make_unique<host_stream>(workers)),
-        cache(std::make_unique<page_cache>(config, *stream)) {
+        cache(std::make_unique<page_cache>(config, *stream)),
+        cache_ref(cache->ref()) {
     ssd->start();
   }
   ~rig() {
@@ -76,13 +77,14 @@ struct rig {
   rig& operator=(const rig&) = delete;
 
   [[nodiscard]] cache::mosaic::dense_cache_ref dense() const {
-    return cache::mosaic::dense_cache_ref(cache->ref());
+    return cache::mosaic::dense_cache_ref(cache_ref);
   }
   [[nodiscard]] cache::mosaic::frame_pool_view pool() const { return cache->ref().frames(); }
 
   std::unique_ptr<emulated_storage> ssd;
   std::unique_ptr<host_stream> stream;
   std::unique_ptr<page_cache> cache;
+  page_cache_ref cache_ref;  ///< what dense() views (a dense_cache_ref keeps a reference)
 };
 
 /// The large entry of piece `piece` of a dense array.

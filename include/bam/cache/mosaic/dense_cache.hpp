@@ -39,7 +39,7 @@
 /// slot busy, leaves, then does the I/O; the busy bit keeps the frame); reservations and
 /// evictions happen outside any protection; every wait is bounded and reports what it waited on.
 ///
-/// dense_cache_ref is a view built from a page_cache_ref (cheap; build one where needed).
+/// dense_cache_ref is a view of a page_cache_ref that outlives it (cheap; build one where needed).
 
 #include <cstdint>
 
@@ -57,8 +57,13 @@ class dense_cache_ref {
   /// has fewer queues per device).
   static constexpr std::uint32_t write_back_batch = 16;
 
+  /// A view: `cache` must outlive it. It keeps references, not copies, so that a kernel whose
+  /// functor holds the page_cache_ref (in parameter space) reads its fields there: a copy in
+  /// every thread's local memory (500 bytes, since acquire() is out of line and takes `this`)
+  /// would cost the hit path loads that miss L1.
   BAM_HD explicit dense_cache_ref(const page_cache_ref& cache)
       : cache_(cache), pool_(cache.frames()), pinning_(cache.frames()) {}
+  dense_cache_ref(const page_cache_ref&&) = delete;
 
   [[nodiscard]] BAM_HD const frame_pool_view& pool() const { return pool_; }
   [[nodiscard]] BAM_HD std::uint64_t piece_of(std::uint64_t page) const {
@@ -151,8 +156,8 @@ class dense_cache_ref {
   BAM_HD const array_slot* tenant_slot(std::uint32_t tenant, std::uint64_t piece) const;
   BAM_HD std::uint64_t give_up_at(const array_slot* a) const;
 
-  page_cache_ref cache_;
-  frame_pool_view pool_;
+  const page_cache_ref& cache_;
+  const frame_pool_view& pool_;
   frame_pinning pinning_;
 };
 

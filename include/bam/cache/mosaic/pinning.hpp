@@ -39,7 +39,10 @@ enum class enter_result : std::uint8_t {
 
 class frame_pinning {
  public:
+  /// A view: `p` must outlive it (a reference keeps kernels from copying the pool view into
+  /// every thread's local memory; see dense_cache_ref).
   BAM_HD explicit frame_pinning(const frame_pool_view& p) : p_(p) {}
+  frame_pinning(const frame_pool_view&&) = delete;
 
   [[nodiscard]] BAM_HD enter_result enter(std::uint64_t& entry_word, std::uint32_t pins,
                                           frame_guard& g) const {
@@ -78,7 +81,7 @@ class frame_pinning {
   }
 
  private:
-  frame_pool_view p_;
+  const frame_pool_view& p_;
 };
 
 }  // namespace bam::cache::mosaic
