@@ -24,6 +24,7 @@
 #include "cuda_event.cuh"
 #include "io_kernels.cuh"
 #include "io_report.hpp"
+#include "io_sleep.hpp"
 
 namespace bam::bench {
 
@@ -225,6 +226,8 @@ storage_config base_storage(const io_bench_options& o, std::uint32_t devices, st
                             std::uint32_t depth, const device_model& model) {
   storage_config c;
   c.controller.fetch_batches = o.fetch_batches;
+  c.controller.idle_sleep_ns = o.controller_sleep_ns;
+  c.wait_sleep_ns = o.wait_sleep_ns.front();
   c.devices = devices;
   c.queues_per_device = queues;
   c.queue_depth = depth;
@@ -258,6 +261,8 @@ report new_report(const std::string& figure, session& s, const io_bench_options&
       .set("resident_threads", s.resident())
       .set("seconds_per_run", o.seconds)
       .set("fetch_batches", std::uint64_t{o.fetch_batches})
+      .set("controller_sleep_ns", o.controller_sleep_ns)
+      .set("wait_sleep_ns", o.wait_sleep_ns.front())
       .set("globaltimer_step_ns", s.timer_step_ns())
       .set("globaltimer_mean_step_ns", s.timer_mean_step_ns())
       .set("gpu", gpu_description());
@@ -612,42 +617,48 @@ void figure_latency(const io_bench_options& o) {
     sweep.push_back(s.resident());
   }
   gpu_runtime& rt = s.rt();
-  for (const double latency : o.latencies_us) {
-    device_model model = device_model::optane();
-    model.latency_us = latency;
-    const double peak = devices * modelled_rate(model, 512);
-    emulated_storage ssd(base_storage(o, devices, queues, depth, model), image, &rt);
-    s.warm_up();
-    stop_guard stop(rt);
-    rt.start();
-    std::uint64_t needed = 0;
-    for (const std::uint64_t threads : sweep) {
-      run_config c{.io_bytes = 512, .threads = threads, .seconds = o.seconds};
-      std::cerr << "bam: latency " << latency << " us, " << threads << " threads...\n";
-      const run_result r = s.run(ssd, c);
-      report_record p = run_record(r, c);
-      p.set("latency_us", latency)
+  for (const std::uint32_t sleep_ns : o.wait_sleep_ns)
+    for (const double latency : o.latencies_us) {
+      device_model model = device_model::optane();
+      model.latency_us = latency;
+      const double peak = devices * modelled_rate(model, 512);
+      storage_config sc = base_storage(o, devices, queues, depth, model);
+      sc.wait_sleep_ns = sleep_ns;
+      emulated_storage ssd(sc, image, &rt);
+      s.warm_up();
+      stop_guard stop(rt);
+      rt.start();
+      std::uint64_t needed = 0;
+      for (const std::uint64_t threads : sweep) {
+        run_config c{.io_bytes = 512, .threads = threads, .seconds = o.seconds};
+        std::cerr << "bam: latency " << latency << " us, " << threads << " threads, wait sleep "
+                  << sleep_ns << " ns...\n";
+        const run_result r = s.run(ssd, c);
+        report_record p = run_record(r, c);
+        p.set("latency_us", latency)
+            .set("wait_sleep_ns", sleep_ns)
+            .set("modelled_peak_iops", peak)
+            .set("fraction_of_peak", r.rate / peak)
+            .set("little_in_flight_at_peak", peak * latency * 1e-6);
+        out.points.push_back(p);
+        if (needed == 0 && r.rate >= 0.9 * peak) needed = r.threads;
+      }
+      report_record summary;
+      summary.set("ceiling", "latency_summary")
+          .set("latency_us", latency)
+          .set("wait_sleep_ns", sleep_ns)
           .set("modelled_peak_iops", peak)
-          .set("fraction_of_peak", r.rate / peak)
-          .set("little_in_flight_at_peak", peak * latency * 1e-6);
-      out.points.push_back(p);
-      if (needed == 0 && r.rate >= 0.9 * peak) needed = r.threads;
+          .set("threads_for_90pct", needed)
+          .set("little_in_flight_for_90pct", 0.9 * peak * latency * 1e-6)
+          .set("ratio_measured_to_little",
+               needed ? static_cast<double>(needed) / (0.9 * peak * latency * 1e-6) : 0.0);
+      out.ceilings.push_back(summary);
     }
-    report_record summary;
-    summary.set("ceiling", "latency_summary")
-        .set("latency_us", latency)
-        .set("modelled_peak_iops", peak)
-        .set("threads_for_90pct", needed)
-        .set("little_in_flight_for_90pct", 0.9 * peak * latency * 1e-6)
-        .set("ratio_measured_to_little",
-             needed ? static_cast<double>(needed) / (0.9 * peak * latency * 1e-6) : 0.0);
-    out.ceilings.push_back(summary);
-  }
   out.notes.push_back(
       "threads_for_90pct = 0: 90% of the modelled peak was not reached at any thread count; "
       "round_trip_us = threads / iops is the latency Little's law sees (modelled + bam's own)");
   finish(out, o,
-         {"latency_us", "threads", "iops", "fraction_of_peak", "round_trip_us",
+         {"latency_us", "wait_sleep_ns", "threads", "iops", "fraction_of_peak", "round_trip_us",
           "little_in_flight_at_peak", "entries_per_doorbell", "failed", "wrong"});
 }
 
@@ -801,40 +812,43 @@ void figure_decompose(const io_bench_options& o) {
   if (counts.empty()) counts = {0, 32768};
   device_memory trace(2ull * queues * depth * 8);
   gpu_runtime& rt = s.rt();
-  for (const memory_kind kind : {memory_kind::device, memory_kind::pinned}) {
-    auto image = pattern_image(image_bytes, kind);
-    {
-      const owned_stream st = owned_stream::create_non_blocking();
-      zero_async(trace.data(), trace.bytes(), st.get());
-      BAM_CUDA_CHECK(cudaStreamSynchronize(st.get()));
+  for (const std::uint32_t sleep_ns : o.wait_sleep_ns)
+    for (const memory_kind kind : {memory_kind::device, memory_kind::pinned}) {
+      auto image = pattern_image(image_bytes, kind);
+      {
+        const owned_stream st = owned_stream::create_non_blocking();
+        zero_async(trace.data(), trace.bytes(), st.get());
+        BAM_CUDA_CHECK(cudaStreamSynchronize(st.get()));
+      }
+      storage_config sc = base_storage(o, 1, queues, depth, caps_off(0));
+      sc.controller.trace = trace.as<std::uint64_t>();
+      sc.wait_sleep_ns = sleep_ns;
+      emulated_storage ssd(sc, image, &rt);
+      s.warm_up();
+      stop_guard stop(rt);
+      rt.start();
+      for (const std::uint64_t threads : counts) {
+        run_config c{.io_bytes = 512,
+                     .threads = threads,
+                     .seconds = o.seconds,
+                     .trace = trace.as<std::uint64_t>()};
+        const std::string label = std::string(kind == memory_kind::device ? "GPU" : "pinned") +
+                                  " image, " + std::to_string(threads ? threads : s.resident()) +
+                                  " threads, wait sleep " + std::to_string(sleep_ns) + " ns";
+        std::cerr << "bam: decompose " << label << "...\n";
+        const run_result r = s.run(ssd, c);
+        report_record p = run_record(r, c);
+        p.set("image", std::string(kind == memory_kind::device ? "GPU" : "pinned"))
+            .set("wait_sleep_ns", sleep_ns);
+        out.points.push_back(p);
+        add_stages(out, label, r);
+      }
     }
-    storage_config sc = base_storage(o, 1, queues, depth, caps_off(0));
-    sc.controller.trace = trace.as<std::uint64_t>();
-    emulated_storage ssd(sc, image, &rt);
-    s.warm_up();
-    stop_guard stop(rt);
-    rt.start();
-    for (const std::uint64_t threads : counts) {
-      run_config c{.io_bytes = 512,
-                   .threads = threads,
-                   .seconds = o.seconds,
-                   .trace = trace.as<std::uint64_t>()};
-      const std::string label = std::string(kind == memory_kind::device ? "GPU" : "pinned") +
-                                " image, " + std::to_string(threads ? threads : s.resident()) +
-                                " threads";
-      std::cerr << "bam: decompose " << label << "...\n";
-      const run_result r = s.run(ssd, c);
-      report_record p = run_record(r, c);
-      p.set("image", std::string(kind == memory_kind::device ? "GPU" : "pinned"));
-      out.points.push_back(p);
-      add_stages(out, label, r);
-    }
-  }
   out.notes.push_back(
       "stamps are %globaltimer (step in the configuration): submit called / returned, fetched "
       "and posted by the controller (trace hook), seen by the waiter; compare the median total "
       "with round_trip_us (threads / iops)");
-  std::vector<std::string> cols = {"image"};
+  std::vector<std::string> cols = {"image", "wait_sleep_ns"};
   cols.insert(cols.end(), run_columns.begin(), run_columns.end());
   finish(out, o, cols);
 }
@@ -855,6 +869,17 @@ void check(const io_bench_options& o) {
     if (!(l >= 0 && l <= 100000)) throw input_error("--latency-us values: 0..100000");
   }
   if (o.rounds == 0 || o.rounds > 100) throw input_error("--rounds must be 1..100");
+  if (o.wait_sleep_ns.empty()) throw input_error("--wait-sleep-ns needs a value");
+  for (const std::uint32_t ns : o.wait_sleep_ns) {
+    if (ns > max_sleep_ns) throw input_error("--wait-sleep-ns values: 0..1000000");
+  }
+  if (o.controller_sleep_ns > max_sleep_ns) {
+    throw input_error("--controller-sleep-ns must be 0..1000000");
+  }
+  if (o.sleep_requests_ns.empty()) throw input_error("--sleep-requests-ns needs a value");
+  for (const std::uint32_t ns : o.sleep_requests_ns) {
+    if (ns > max_sleep_ns) throw input_error("--sleep-requests-ns values: 0..1000000");
+  }
   if (o.latency_devices == 0 || o.latency_devices > 64) {
     throw input_error("--latency-devices must be 1..64");
   }
@@ -882,10 +907,12 @@ void run_io_bench(const io_bench_options& options) {
     figure_queues(options);
   } else if (f == "decompose") {
     figure_decompose(options);
+  } else if (f == "sleep") {
+    figure_sleep(options);
   } else {
     throw input_error(
-        "--figure must be controller, e2e, host, devices, latency, queues or "
-        "decompose, got '" +
+        "--figure must be controller, e2e, host, devices, latency, queues, decompose or "
+        "sleep, got '" +
         f + "'");
   }
 }

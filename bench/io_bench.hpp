@@ -19,6 +19,13 @@
 ///                        lock hand-off time measured in the same run
 ///   --figure decompose   the round trip split into stages by %globaltimer stamps of sampled
 ///                        commands: submit, doorbell -> fetch, fetch -> post, post -> seen
+///   --figure sleep       how long __nanosleep really sleeps, against the request, with one
+///                        warp per SM and with full SMs, converged and with diverged lanes
+///                        (every wait loop of bam backs off with it)
+///
+/// --wait-sleep-ns (a list for the latency and decompose figures, each value a run of its own)
+/// and --controller-sleep-ns set the longest sleep of a waiting thread and of an idle
+/// controller warp (0: poll without sleeping).
 ///
 /// Every timed run lasts --seconds (threads stop submitting at a deadline), so a figure's run
 /// time does not depend on the rate it finds. Every read is checked against the pattern.
@@ -44,7 +51,10 @@ struct io_bench_options {
   double seconds = 0.2;                ///< length of one timed run
   std::uint32_t latency_devices = 4;   ///< latency: devices (modelled peak = devices x IOPS)
   std::uint32_t fetch_batches = 0;     ///< controller knob (emulated_storage.hpp); 0: all
-  std::string json;                    ///< where to write JSON ("" = nowhere)
+  std::vector<std::uint32_t> wait_sleep_ns = {4096};  ///< latency, decompose: the sweep; else [0]
+  std::uint32_t controller_sleep_ns = 1024;           ///< gpu_controller_options::idle_sleep_ns
+  std::vector<std::uint32_t> sleep_requests_ns = {0, 100, 1000, 4096};  ///< sleep figure
+  std::string json;  ///< where to write JSON ("" = nowhere)
 };
 
 /// Runs one figure; prints a table (progress on stderr) and writes JSON if asked. Throws

@@ -38,6 +38,10 @@ void check(const storage_config& c) {
     bad("max transfer must be a power of two of at least one block");
   }
   if (c.timeout_ns == 0) bad("timeout must be positive");
+  if (c.wait_sleep_ns > max_sleep_ns) bad("wait sleep must be at most 1 ms (nanosleep's limit)");
+  if (c.controller.idle_sleep_ns > max_sleep_ns) {
+    bad("controller idle sleep must be at most 1 ms (nanosleep's limit)");
+  }
 }
 
 const char* placement_name(controller_placement p) {
@@ -196,6 +200,7 @@ emulated_storage::emulated_storage(const storage_config& config,
     m.queues.emplace_back(
         static_cast<unsigned char*>(m.queue_block) + i * layout.bytes, config.queue_depth,
         static_cast<std::uint16_t>(1 + i % config.queues_per_device), config.timeout_ns);
+    m.queues.back().set_wait_sleep_ns(config.wait_sleep_ns);
   }
 
   device_set_ref& v = m.view;

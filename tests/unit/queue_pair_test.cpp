@@ -138,6 +138,19 @@ TEST(QueuePair, WaitReturnsTheStatusTheControllerPosted) {
   EXPECT_EQ(s.status_field(), media);
 }
 
+TEST(QueuePair, AQueueThatPollsWithoutSleepingStillSubmitsAndWaits) {
+  hand_queue h(4);
+  queue_pair_ref q = h.q();
+  EXPECT_EQ(q.wait_sleep_ns(), bam::default_wait_sleep_ns);
+  q.set_wait_sleep_ns(0);
+  EXPECT_EQ(q.wait_sleep_ns(), 0u);
+  queue_ticket t;
+  ASSERT_TRUE(submit(q, 0, t).ok());
+  EXPECT_EQ(h.fetch().size(), 1u);
+  h.complete(static_cast<std::uint16_t>(t.slot));
+  EXPECT_TRUE(wait(q, t).ok());
+}
+
 TEST(QueuePair, CompletionsInAnyOrderReachTheirOwnSubmitters) {
   hand_queue h(4);
   queue_ticket t[3];

@@ -466,6 +466,8 @@ void report(const app_options& o, const run_graph& file, const session& s, const
       .field("depth", s.path.storage ? s.path.storage->config().queue_depth : 0u)
       .field("controller_sms",
              s.path.storage && s.path.gpu() ? s.path.runtime->controller_sms() : 0u)
+      .field("wait_sleep_ns", st.wait_sleep_ns)
+      .field("controller_sleep_ns", st.controller_sleep_ns)
       .field("model", st.model_label())
       .field("latency_us", model.latency_us)
       .field("caps", model.caps)

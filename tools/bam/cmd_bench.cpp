@@ -64,11 +64,11 @@ void add_io_bench(CLI::App& bench) {
   CLI::App* c = bench.add_subcommand(
       "io", "Raw NVMe-queue I/O figures on the GPU, each beside its ceiling (figures 1-6)");
   c->add_option("--figure", o->figure,
-                "controller (1), e2e (2), host (3), devices (4), latency (5), queues (6) or "
-                "decompose (round-trip stages)")
+                "controller (1), e2e (2), host (3), devices (4), latency (5), queues (6), "
+                "decompose (round-trip stages) or sleep (__nanosleep against its request)")
       ->required()
       ->check(CLI::IsMember(
-          {"controller", "e2e", "host", "devices", "latency", "queues", "decompose"}));
+          {"controller", "e2e", "host", "devices", "latency", "queues", "decompose", "sleep"}));
   c->add_option("--controller-sms", o->controller_sms,
                 "Controller SMs (list: the controller figure sweeps it; others use the first)")
       ->delimiter(',')
@@ -100,6 +100,18 @@ void add_io_bench(CLI::App& bench) {
       ->capture_default_str();
   c->add_option("--fetch-batches", o->fetch_batches,
                 "Batches of 32 entries the controller fetches per queue per pass (0: all there)")
+      ->capture_default_str();
+  c->add_option("--wait-sleep-ns", o->wait_sleep_ns,
+                "Longest sleep between polls of a waiting GPU thread, 0 = none (list: latency "
+                "and decompose figures run each)")
+      ->delimiter(',')
+      ->capture_default_str();
+  c->add_option("--controller-sleep-ns", o->controller_sleep_ns,
+                "Longest sleep of an idle controller warp (0: none)")
+      ->capture_default_str();
+  c->add_option("--sleep-requests-ns", o->sleep_requests_ns,
+                "sleep figure: the __nanosleep requests measured (list)")
+      ->delimiter(',')
       ->capture_default_str();
   add_json_option(*c, o->json);
   c->callback([o] { bench::run_io_bench(*o); });
@@ -160,6 +172,10 @@ void add_translation_bench(CLI::App& bench) {
   c->add_option("--repetitions", o->repetitions, "Timed repetitions (median)")
       ->capture_default_str();
   c->add_option("--threads", o->threads, "cpu side: pool threads (0: hardware threads)")
+      ->capture_default_str();
+  c->add_option("--occupancy", o->occupancy,
+                "gpu side: compiler (ptxas chooses registers) or full (kernels capped at 32)")
+      ->check(CLI::IsMember({"compiler", "full"}))
       ->capture_default_str();
   add_json_option(*c, o->json);
   c->callback([o] { bench::run_translation_bench(*o); });

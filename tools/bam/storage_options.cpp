@@ -42,6 +42,14 @@ void storage_options::add_to(CLI::App& c, const storage_choices& choices) {
       ->capture_default_str();
   c.add_option("--controller-sms", controller_sms, "SMs of the emulated controller (GPU)")
       ->capture_default_str();
+  c.add_option("--wait-sleep-ns", wait_sleep_ns,
+               "GPU: longest sleep between polls of a thread waiting on a queue (0: no sleep)")
+      ->check(CLI::Range(0u, max_sleep_ns))
+      ->capture_default_str();
+  c.add_option("--controller-sleep-ns", controller_sleep_ns,
+               "GPU: longest sleep of an idle controller warp (0: no sleep)")
+      ->check(CLI::Range(0u, max_sleep_ns))
+      ->capture_default_str();
   c.add_option("--model", model_name,
                "Device model: optane (11 us; 5.1 M IOPS at 512 B, 1.5 M at 4 KiB; caps on), nand "
                "(100 us; 0.8 M IOPS at 4 KiB; caps on), unlimited (latency only, no caps). "
@@ -99,6 +107,8 @@ storage_config storage_options::storage() const {
   s.placement = gpu ? controller_placement::gpu_kernel : controller_placement::cpu_thread;
   s.model = model();
   s.stripe_bytes = line_bytes > 65536 ? line_bytes : 65536;
+  s.wait_sleep_ns = wait_sleep_ns;
+  s.controller.idle_sleep_ns = controller_sleep_ns;
   return s;
 }
 

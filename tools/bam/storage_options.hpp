@@ -33,6 +33,8 @@ struct storage_options {
   std::uint32_t depth = 0;      ///< 0: 256 on the CPU path, 1024 on a GPU
   std::string target = "auto";  ///< auto | cpu | gpu: where kernels (and the controller) run
   std::uint32_t controller_sms = 8;
+  std::uint32_t wait_sleep_ns = default_wait_sleep_ns;  ///< storage_config::wait_sleep_ns
+  std::uint32_t controller_sleep_ns = 1024;             ///< gpu_controller_options::idle_sleep_ns
   /// Device model: "" (none given: Optane's rates and 11 us, caps only with --caps, as before
   /// --model existed), optane, nand or unlimited (Optane's rates, caps off: latency only).
   std::string model_name;

@@ -36,6 +36,7 @@
 #include <bam/nvme/command.hpp>
 #include <bam/nvme/completion.hpp>
 #include <bam/nvme/status.hpp>
+#include <bam/platform/backoff.hpp>
 #include <bam/platform/clock.hpp>
 #include <bam/platform/config.hpp>
 
@@ -44,6 +45,10 @@ namespace bam {
 /// Most entries an NVMe I/O queue can have; one slot always stays empty and CID 0xFFFF is
 /// reserved by the specification, so depth is 2..65535.
 inline constexpr std::uint32_t max_queue_depth = 65535;
+/// The longest sleep between polls of a waiting GPU thread, by default (queue_pair_ref).
+inline constexpr std::uint32_t default_wait_sleep_ns = 4096;
+/// __nanosleep's documented maximum: a longer request would be cut to it.
+inline constexpr std::uint32_t max_sleep_ns = 1'000'000;
 
 /// Counters kept by the queue (written by lock winners only, so no contention).
 struct queue_counters {
@@ -156,6 +161,10 @@ class queue_pair_ref {
   [[nodiscard]] BAM_HD std::uint32_t depth() const { return depth_; }
   [[nodiscard]] BAM_HD std::uint16_t id() const { return queue_id_; }
   [[nodiscard]] BAM_HD std::uint64_t timeout_ns() const { return timeout_ns_; }
+  /// Longest sleep of a GPU thread between polls while it waits on this queue (submit, wait);
+  /// 0: poll without sleeping. Set by the owner before the view is handed out.
+  [[nodiscard]] BAM_HD std::uint32_t wait_sleep_ns() const { return wait_sleep_ns_; }
+  void set_wait_sleep_ns(std::uint32_t ns) { wait_sleep_ns_ = ns; }
   [[nodiscard]] BAM_HD bool halted() const;
 
   // Views for a controller, the owner and tests.
@@ -174,6 +183,7 @@ class queue_pair_ref {
   BAM_HD io_status wait_for_turn(const queue_ticket& t, deadline until,
                                  bool drain_while_waiting) const;
   BAM_HD void write_entry(const queue_ticket& t, const nvme::submission_entry& command) const;
+  [[nodiscard]] BAM_HD backoff wait_backoff() const { return backoff(64, wait_sleep_ns_); }
 
   queue_control* control_ = nullptr;
   nvme::submission_entry* sq_ = nullptr;
@@ -185,6 +195,7 @@ class queue_pair_ref {
   std::uint32_t* sq_doorbell_ = nullptr;
   std::uint32_t* cq_doorbell_ = nullptr;
   std::uint64_t timeout_ns_ = 0;
+  std::uint32_t wait_sleep_ns_ = default_wait_sleep_ns;
   std::uint32_t depth_ = 0;
   std::uint16_t queue_id_ = 0;
   bool mmio_doorbells_ = false;

@@ -54,6 +54,9 @@ struct gpu_controller_options {
   /// that queue's due commands; 0: every entry there (bounded by the queue's depth). 1 makes a
   /// deep queue wait a whole serve pass per 32 entries.
   std::uint32_t fetch_batches = 0;
+  /// Longest nanosleep of a controller warp that found nothing to do (doubling from 32 ns);
+  /// 0: poll without sleeping. Up to max_sleep_ns.
+  std::uint32_t idle_sleep_ns = 1024;
   std::uint64_t flush_timeout_ns = 60'000'000'000ull;  ///< FLUSH write-back deadline
   /// Benchmarks only (null: off). GPU memory of 2 x queues x depth words: the kernel stores
   /// the %globaltimer of each command's fetch at [2 * (q * depth + command id)] and of its
@@ -73,6 +76,9 @@ struct storage_config {
   device_model model = device_model::optane();
   fault_plan faults{};                           ///< applied to every device
   std::uint64_t timeout_ns = 30'000'000'000ull;  ///< deadline of one command's wait
+  /// Longest sleep between polls of a GPU thread waiting on a queue (queue_pair_ref); 0: poll
+  /// without sleeping. Up to max_sleep_ns.
+  std::uint32_t wait_sleep_ns = default_wait_sleep_ns;
   controller_placement placement = controller_placement::cpu_thread;
   gpu_controller_options controller{};  ///< placement gpu_kernel only
 };

@@ -735,7 +735,7 @@ __device__ void run_warp(const controller_params& p, std::uint32_t w) {
   const std::uint32_t mine = w < p.queue_count ? (p.queue_count - 1 - w) / p.warps + 1 : 0;
   if (mine == 0) return;
   const std::uint64_t origin = establish_origin(p.origin);
-  backoff idle(32, 1024);
+  backoff idle(32, p.idle_sleep_ns);
   std::uint64_t next_stop_poll = 0;
   std::uint64_t next_report = 0;
   for (;;) {

@@ -142,6 +142,7 @@ struct controller_params {
   std::uint64_t watch_period_ns;
   std::uint64_t stop_poll_ns;
   std::uint32_t fetch_batches;  ///< batches of up to 32 entries per queue per serve; 0: all
+  std::uint32_t idle_sleep_ns;  ///< longest idle nanosleep of a warp; 0: poll without sleeping
   std::uint64_t flush_timeout_ns;
 };
 static_assert(std::is_trivially_copyable_v<controller_params>);

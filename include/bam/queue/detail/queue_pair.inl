@@ -78,7 +78,7 @@ BAM_HD inline io_status queue_pair_ref::halt(std::uint32_t slot) const {
 
 BAM_HD inline io_status queue_pair_ref::wait_for_turn(const queue_ticket& t, deadline until,
                                                       bool drain_while_waiting) const {
-  backoff pause;
+  backoff pause = wait_backoff();
   // acquire: the previous holder of this slot took its completion and finished with the slot.
   while (atomic_ref<std::uint32_t>(turn_[t.slot]).load(order::acquire) != t.turn) {
     if (halted()) return io_status::host(status_source::queue_halted);
@@ -118,7 +118,7 @@ BAM_HD inline io_status queue_pair_ref::submit(const nvme::submission_entry& com
   // release: the entry's stores are visible to the tail winner that acquires the mark.
   atomic_ref<std::uint32_t>(mark_[out.slot]).store(out.turn + 1u, order::release);
 
-  backoff pause;
+  backoff pause = wait_backoff();
   for (;;) {
     // relaxed: only asks whether a doorbell covered our position; nothing is read through it.
     if (atomic_ref<std::uint64_t>(control_->vtail).load(order::relaxed) > position) return {};
@@ -216,7 +216,7 @@ BAM_HD inline void queue_pair_ref::advance_tail_lanes(std::uint32_t lanes) const
 BAM_HD inline io_status queue_pair_ref::submit_naive(const nvme::submission_entry& command,
                                                      deadline until, queue_ticket& out) const {
   atomic_ref<std::uint32_t> lock(control_->naive_lock);
-  backoff pause;
+  backoff pause = wait_backoff();
   for (;;) {
     if (halted()) return io_status::host(status_source::queue_halted);
     std::uint32_t unlocked = 0;
@@ -387,7 +387,7 @@ BAM_HD inline bool queue_pair_ref::poll(const queue_ticket& t, io_status& status
 
 BAM_HD inline io_status queue_pair_ref::wait(const queue_ticket& t, deadline until) const {
   atomic_ref<std::uint64_t> mailbox(mailbox_[t.slot]);
-  backoff pause;
+  backoff pause = wait_backoff();
   for (;;) {
     io_status s;
     if (poll(t, s)) return s;
