@@ -27,17 +27,9 @@ namespace {
 
 constexpr std::uint32_t sleeps_per_thread = 64;
 
-// Two out-of-line copies of one loop, so the diverged branches cannot be merged into one.
-__device__ __noinline__ std::uint64_t sleep_even(std::uint32_t request_ns, std::uint32_t n) {
-  std::uint64_t total = 0;
-  for (std::uint32_t i = 0; i < n; ++i) {
-    const std::uint64_t t0 = now_ns();
-    __nanosleep(request_ns);
-    total += now_ns() - t0;
-  }
-  return total;
-}
-__device__ __noinline__ std::uint64_t sleep_odd(std::uint32_t request_ns, std::uint32_t n) {
+// Out of line and one instantiation per branch, so the diverged branches cannot be merged.
+template <unsigned Branch>
+__device__ __noinline__ std::uint64_t sleep_loop(std::uint32_t request_ns, std::uint32_t n) {
   std::uint64_t total = 0;
   for (std::uint32_t i = 0; i < n; ++i) {
     const std::uint64_t t0 = now_ns();
@@ -57,7 +49,7 @@ struct sleep_probe {
   BAM_DEVICE void operator()(thread_index t) const {
     const bool odd = diverge && (warp::lane() & 1u) != 0;
     const std::uint64_t total =
-        odd ? sleep_odd(request_ns, sleeps) : sleep_even(request_ns, sleeps);
+        odd ? sleep_loop<1>(request_ns, sleeps) : sleep_loop<0>(request_ns, sleeps);
     slept[t.id] = total / sleeps;
   }
 };
