@@ -161,8 +161,9 @@ class queue_pair_ref {
   [[nodiscard]] BAM_HD std::uint32_t depth() const { return depth_; }
   [[nodiscard]] BAM_HD std::uint16_t id() const { return queue_id_; }
   [[nodiscard]] BAM_HD std::uint64_t timeout_ns() const { return timeout_ns_; }
-  /// Longest sleep of a GPU thread between polls while it waits on this queue (submit, wait);
-  /// 0: poll without sleeping. Set by the owner before the view is handed out.
+  /// Longest sleep of a GPU thread between polls while it waits on this queue (submit, wait;
+  /// the page cache's wait for another thread's load too); 0: poll without sleeping. Set by
+  /// the owner before the view is handed out.
   [[nodiscard]] BAM_HD std::uint32_t wait_sleep_ns() const { return wait_sleep_ns_; }
   void set_wait_sleep_ns(std::uint32_t ns) { wait_sleep_ns_ = ns; }
   [[nodiscard]] BAM_HD bool halted() const;

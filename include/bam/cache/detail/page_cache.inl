@@ -106,7 +106,7 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::acquire_slow(
     std::uint32_t hint, bool waited) const {
   using namespace cache;
   atomic_ref<std::uint32_t> entry(a.page_table[page]);
-  backoff pause;
+  backoff pause;                 // set with the deadline, once we have to wait
   std::uint64_t give_up_ns = 0;  // read the clock only once we have to wait
   for (;;) {
     // acquire: the loader published the line's state and data before the entry.
@@ -143,8 +143,11 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::acquire_slow(
     }
     const std::uint64_t now = now_ns();
     if (give_up_ns == 0) {
+      const queue_pair_ref& q = a.set.queue(0, 0);
       // The loader's own waits are bounded by the victim search and the queue's deadline.
-      give_up_ns = now + 2 * victim_timeout_ns_ + a.set.queue(0, 0).timeout_ns();
+      give_up_ns = now + 2 * victim_timeout_ns_ + q.timeout_ns();
+      // Waiting for another thread's load is waiting on the queues: their longest sleep.
+      pause = backoff(64, q.wait_sleep_ns());
     } else if (now > give_up_ns) {
       return {0, io_status::host(status_source::timeout), probe_kind::failed};
     }
