@@ -365,6 +365,7 @@ TEST_P(FaultStress, LateCompletionsAreCountedAndFreeTheirSlots) {
 
   struct tally {
     std::uint64_t ok = 0, timeouts = 0, wrong = 0, unexpected = 0;
+    std::uint64_t ok_past_deadline = 0;  ///< answered, but found only after the wait's deadline
     std::string first_unexpected;
     std::vector<std::unique_ptr<io_buffer>> retired;
   };
@@ -391,9 +392,13 @@ TEST_P(FaultStress, LateCompletionsAreCountedAndFreeTheirSlots) {
         continue;
       }
       // The wait's own deadline starts after the doorbell: a late command always misses it.
-      const io_status s = q.wait(ticket, bam::deadline::after_ns(wait_ns));
+      // A waiter that comes to wait() only after the late completion (a descheduled thread on
+      // a loaded machine) finds it posted and takes it; it is counted apart.
+      const bam::deadline until = bam::deadline::after_ns(wait_ns);
+      const io_status s = q.wait(ticket, until);
       if (s.ok()) {
         ++n.ok;
+        if (until.expired()) ++n.ok_past_deadline;
         n.wrong += pattern_mismatches(*buffer, offset, e, block);
       } else if (s.source() == status_source::timeout) {
         ++n.timeouts;
@@ -409,11 +414,12 @@ TEST_P(FaultStress, LateCompletionsAreCountedAndFreeTheirSlots) {
   for (auto& t : pool) t.join();
   ASSERT_TRUE(quiesce(ssd, 0, 60'000'000'000ull)) << "a late completion never came";
 
-  std::uint64_t ok = 0, timeouts = 0, wrong = 0;
+  std::uint64_t ok = 0, timeouts = 0, wrong = 0, ok_past_deadline = 0;
   for (const auto& n : tallies) {
     ok += n.ok;
     timeouts += n.timeouts;
     wrong += n.wrong;
+    ok_past_deadline += n.ok_past_deadline;
     EXPECT_EQ(n.unexpected, 0u) << n.first_unexpected;
   }
   EXPECT_EQ(wrong, 0u);
@@ -421,7 +427,9 @@ TEST_P(FaultStress, LateCompletionsAreCountedAndFreeTheirSlots) {
   const bam::device_stats dev = stats.total();
   const bam::queue_counters q = total(stats.queues);
   EXPECT_GT(dev.late, 0u);
-  EXPECT_GE(timeouts, dev.late) << "every late command missed its wait";
+  EXPECT_GT(timeouts, 0u);
+  EXPECT_GE(timeouts + ok_past_deadline, dev.late)
+      << "a late command was answered before its wait's deadline";
   EXPECT_EQ(q.late_completions, timeouts) << "every given-up command's completion came late";
   EXPECT_EQ(q.drained, ok + timeouts);
   EXPECT_EQ(dev.dropped, 0u);
