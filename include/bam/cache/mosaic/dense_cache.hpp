@@ -29,6 +29,9 @@
 /// than promote_percent of the slots, the piece is promoted: its entry is closed, a frame is
 /// reserved, its pages move into their fixed slots under their busy bits, and the entry is
 /// published COALESCED again. Evicting a shared frame closes every entry that names it.
+/// Compaction (CAC, compact_step; compactor.hpp runs it on a CPU thread) moves whole splintered
+/// pieces out of a tenant's sparsest shared frame into its fullest other one and frees the
+/// frame left empty.
 ///
 /// Tenants: a dense array is a tenant; a frame serves one tenant at a time and is written back
 /// and its bitmaps and owner cleared before another gets it. A tenant with a frame quota that
@@ -111,6 +114,24 @@ class dense_cache_ref {
   /// (a writer storing into the frame meanwhile would race with the write-back).
   [[nodiscard]] BAM_HD io_status flush_frame(const array_slot& a, std::uint32_t frame) const;
 
+  /// What one compaction step did.
+  enum class compact_result : std::uint8_t {
+    idle,   ///< the tenant has fewer than two shared frames, or no piece fits elsewhere
+    moved,  ///< a piece moved into another shared frame; its old one still hosts others
+    freed,  ///< a piece moved and the shared frame it left, now empty, is free
+    retry,  ///< a frame or the piece was busy (promoted, evicted, loading): try again later
+  };
+  /// One step of contiguity-aware compaction (CAC) for dense array `a`: moves every page of one
+  /// splintered piece out of the tenant's sparsest shared frame into the free slots (the same
+  /// hosted slots) of its fullest other shared frame, then re-points the piece's entry there;
+  /// the frame left empty is freed. Readers of the moving piece wait for it (as for a
+  /// promotion); readers of every other piece, and every other tenant, go on. Any thread may
+  /// call it, concurrently with everything else, outside any protection; it never waits
+  /// while it protects a frame, and every wait is bounded by the victim timeout.
+  BAM_HD compact_result compact_step(const array_slot& a) const;
+  /// Frames neither OPEN nor HELD (a scan; a hint for when to compact).
+  [[nodiscard]] BAM_HD std::uint32_t free_frames() const;
+
  private:
   enum class shared_step : std::uint8_t { hit, loaded, wait, promote, failed };
   enum class splinter_result : std::uint8_t { none, moved, converted };
@@ -119,8 +140,10 @@ class dense_cache_ref {
                       io_status& failure) const;
   BAM_HD bool claim_reserved(const array_slot& a, std::uint64_t deadline_ns,
                              std::uint32_t& frame) const;
-  BAM_HD std::uint64_t open_for(const array_slot& a, std::uint64_t piece,
-                                std::uint32_t frame) const;
+  BAM_HD std::uint64_t publish_open(const array_slot& a, std::uint64_t piece,
+                                    std::uint32_t frame) const;
+  BAM_HD void open_pinned(std::uint32_t frame, std::uint64_t e) const;
+  BAM_HD void reopen_pinned(std::uint32_t frame) const;
   BAM_HD void free_held(const array_slot& a, std::uint32_t frame) const;
   BAM_HD shared_step use_shared(const array_slot& a, std::uint64_t page, std::uint32_t hint,
                                 frame_guard& guard, std::uint32_t& line, io_status& failure) const;
@@ -152,8 +175,26 @@ class dense_cache_ref {
   BAM_HD bool wait_not_busy(std::uint32_t frame, std::uint64_t deadline_ns) const;
   BAM_HD bool write_back_dirty(const array_slot& owner, std::uint64_t piece,
                                std::uint32_t frame) const;
-  BAM_HD void reset_bits(std::uint32_t frame) const;
+  BAM_HD void retire(std::uint32_t frame) const;
   BAM_HD const array_slot* tenant_slot(std::uint32_t tenant, std::uint64_t piece) const;
+  BAM_HD bool hosts_page_of(std::uint32_t shared, std::uint32_t k, std::uint64_t piece) const;
+  BAM_HD bool take_shared(std::uint64_t e) const;
+  BAM_HD bool quiesce_piece(std::uint32_t shared, std::uint64_t piece,
+                            std::uint64_t deadline_ns) const;
+  BAM_HD bool take_piece_slots(std::uint32_t shared, std::uint64_t piece, std::uint64_t deadline_ns,
+                               std::uint32_t& taken) const;
+  BAM_HD bool pick_compaction(const array_slot& a, std::uint64_t& from, std::uint64_t& to) const;
+  BAM_HD bool pick_piece(const array_slot& a, std::uint64_t from, std::uint64_t to,
+                         std::uint64_t& piece) const;
+  BAM_HD bool fits(std::uint32_t from, std::uint32_t to, std::uint64_t piece) const;
+  BAM_HD bool take_targets(std::uint32_t from, std::uint32_t to, std::uint64_t piece) const;
+  BAM_HD void drop_targets(std::uint32_t from, std::uint32_t to, std::uint64_t piece,
+                           std::uint32_t end) const;
+  BAM_HD std::uint32_t move_pages(std::uint32_t from, std::uint32_t to, std::uint64_t piece) const;
+  BAM_HD compact_result move_piece(const array_slot& a, std::uint64_t piece, std::uint64_t from,
+                                   std::uint64_t to) const;
+  BAM_HD void abandon_move(const array_slot& a, std::uint64_t piece, std::uint64_t from) const;
+  BAM_HD bool free_if_empty(const array_slot& a, std::uint32_t frame) const;
   BAM_HD std::uint64_t give_up_at(const array_slot* a) const;
 
   const page_cache_ref& cache_;
@@ -163,4 +204,5 @@ class dense_cache_ref {
 
 }  // namespace bam::cache::mosaic
 
+#include <bam/cache/mosaic/detail/compaction.inl>
 #include <bam/cache/mosaic/detail/dense_cache.inl>

@@ -102,6 +102,13 @@ BAM_HD constexpr bool frame_pin_usable(std::uint64_t s, std::uint64_t e) {
   return (s & (frame_bits::open | frame_bits::held)) == frame_bits::open &&
          frame_tag(s) == entry_tag(e);
 }
+/// `s` in the next generation, pins and flags kept: an emptied frame names no entry's tag, so a
+/// waiter holding an old entry sees it retagged (its pages written back) while it is still HELD.
+BAM_HD constexpr std::uint64_t frame_retagged(std::uint64_t s) {
+  const std::uint64_t gen = (frame_gen(s) + 1u) & entry_bits::gen_mask;
+  const std::uint64_t tag = (gen << 16) | (frame_tag(s) & entry_bits::tenant_mask);
+  return (s & ((1ull << frame_bits::tag_shift) - 1u)) | (tag << frame_bits::tag_shift);
+}
 /// `s` opened for the reservation `e` names, keeping the pin bits.
 BAM_HD constexpr std::uint64_t frame_opened(std::uint64_t s, std::uint64_t e) {
   return frame_pins(s) | frame_bits::open | (entry_tag(e) << frame_bits::tag_shift);
@@ -120,6 +127,11 @@ static_assert(entry_splintered(make_splintered(4, 5, 6)) && !entry_splintered(ma
 static_assert(entry_coalesced(make_splintered(4, 5, 6)));
 static_assert(entry_tag(make_splintered(4, 5, 6)) == entry_tag(make_entry(4, 5, 6)));
 static_assert(!entry_coalesced(closed_by_evictor(0)) && closed_by_evictor(0) != entry_bits::closed);
+static_assert(frame_gen(frame_retagged(frame_opened(5, make_entry(1, 2, 3)))) == 4);
+static_assert(frame_tag(frame_retagged(frame_opened(5, make_entry(1, 2, 3)))) ==
+              entry_tag(make_entry(1, 2, 4)));
+static_assert(frame_pins(frame_retagged(frame_opened(5, make_entry(1, 2, 3)) | frame_bits::held)) ==
+              5);
 static_assert(frame_gen(frame_opened(5, make_entry(1, 2, entry_bits::gen_mask))) ==
               entry_bits::gen_mask);
 

@@ -342,8 +342,23 @@ BAM_HD inline bool dense_cache_ref::claim_reserved(const array_slot& a, std::uin
   }
 }
 
-BAM_HD inline std::uint64_t dense_cache_ref::open_for(const array_slot& a, std::uint64_t piece,
-                                                      std::uint32_t frame) const {
+BAM_HD inline void dense_cache_ref::open_pinned(std::uint32_t frame, std::uint64_t e) const {
+  // release: the owner, the bitmaps and any moved pages before the frame can be pinned OPEN.
+  detail::update_frame(
+      pool_.state[frame], [e](std::uint64_t cur) { return frame_opened(cur, e) + 1u; },
+      order::release);
+}
+
+BAM_HD inline void dense_cache_ref::reopen_pinned(std::uint32_t frame) const {
+  // release: what we did while holding before the next pin (reopen).
+  detail::update_frame(
+      pool_.state[frame],
+      [](std::uint64_t cur) { return ((cur & ~frame_bits::held) | frame_bits::open) + 1u; },
+      order::release);
+}
+
+BAM_HD inline std::uint64_t dense_cache_ref::publish_open(const array_slot& a, std::uint64_t piece,
+                                                          std::uint32_t frame) const {
   atomic_ref<std::uint64_t> st(pool_.state[frame]);
   const std::uint64_t s = st.load(order::relaxed);  // relaxed: only a holder changes the tag
   const std::uint64_t e = make_entry(frame, a.tenant, frame_gen(s) + 1u);
@@ -351,9 +366,13 @@ BAM_HD inline std::uint64_t dense_cache_ref::open_for(const array_slot& a, std::
   atomic_ref<std::uint64_t>(pool_.owner[frame])
       .store((std::uint64_t{a.tenant} << owner_tenant_shift) | piece, order::relaxed);
   atomic_ref<std::uint32_t>(pool_.referenced[frame]).store(1u, order::relaxed);  // CLOCK hint
-  // release: the owner, the bitmaps and any moved pages before the frame can be pinned OPEN.
-  detail::update_frame(
-      pool_.state[frame], [e](std::uint64_t cur) { return frame_opened(cur, e); }, order::release);
+  // Opened with a pin of ours, dropped once the entry names the frame: an evictor (it needs
+  // no pins) that took the open frame before the entry store would close our CLOSED marker and
+  // later empty the entry over our publication, leaving it naming a frame that moved on.
+  open_pinned(frame, e);
+  // release: the opened frame and its contents before the entry can be found coalesced.
+  atomic_ref<std::uint64_t>(a.large_table[piece]).store(e, order::release);
+  frame_unpin(pool_, frame, 1);
   return e;
 }
 
@@ -377,9 +396,76 @@ BAM_HD inline bool dense_cache_ref::reserve(const array_slot& a, std::uint64_t p
     return false;
   }
   // The frame is HELD by us and empty: give it to this piece in a new generation.
-  // release: the opened frame before the entry can be found coalesced.
-  entry.store(open_for(a, piece, frame), order::release);
+  publish_open(a, piece, frame);
   if (a.stats.shards != nullptr) a.stats.add(&cache_stats::coalesces, 1);
+  return true;
+}
+
+BAM_HD inline bool dense_cache_ref::hosts_page_of(std::uint32_t shared, std::uint32_t k,
+                                                  std::uint64_t piece) const {
+  // relaxed: the caller holds the frame with the piece's readers and loads done; loaders of
+  // other pieces only take slots whose bit is clear.
+  if (!(atomic_ref<std::uint64_t>(pool_.word(pool_.resident, shared, k)).load(order::relaxed) &
+        frame_pool_view::bit(k))) {
+    return false;
+  }
+  const std::uint64_t t = atomic_ref<std::uint64_t>(tag_word(shared, k)).load(order::relaxed);
+  return t != 0 && ((t - 1) >> pool_.geometry.frame_shift) == piece;
+}
+
+BAM_HD inline bool dense_cache_ref::take_shared(std::uint64_t e) const {
+  atomic_ref<std::uint64_t> st(pool_.state[entry_frame(e)]);
+  std::uint64_t s = st.load(order::relaxed);  // relaxed: a candidate check; the CAS orders
+  // A shared frame is pinned by the readers of all its pieces and may never be seen with no
+  // pins: take it HELD at once (new pins fail) and let the pins drain (quiesce_piece).
+  while (frame_pin_usable(s, e)) {
+    // acquire: as in try_hold, completed by the drain of the pins.
+    if (st.compare_exchange(s, (s & ~frame_bits::open) | frame_bits::held, order::acquire)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+BAM_HD inline bool dense_cache_ref::quiesce_piece(std::uint32_t shared, std::uint64_t piece,
+                                                  std::uint64_t deadline_ns) const {
+  backoff pause;
+  // Pinned readers never wait, so the drain ends.
+  // acquire: the last readers' unpins (release) before we touch the slots.
+  while (frame_pins(atomic_ref<std::uint64_t>(pool_.state[shared]).load(order::acquire)) != 0) {
+    if (now_ns() > deadline_ns) return false;
+    pause.pause();
+  }
+  if (!pinning_.quiesce(deadline_ns)) return false;
+  const frame_geometry& g = pool_.geometry;
+  for (std::uint32_t k = meta_lines(); k < g.lines_per_frame; ++k) {
+    atomic_ref<std::uint64_t> busy(pool_.word(pool_.busy, shared, k));
+    // seq_cst: as in wait_not_busy; a loader stored its tag before taking the slot's I/O.
+    while ((busy.load(order::seq_cst) & frame_pool_view::bit(k)) != 0) {
+      const std::uint64_t t = atomic_ref<std::uint64_t>(tag_word(shared, k)).load(order::acquire);
+      if (t == 0 || ((t - 1) >> g.frame_shift) != piece) break;  // another piece's load
+      if (now_ns() > deadline_ns) return false;
+      pause.pause();
+    }
+  }
+  return true;
+}
+
+BAM_HD inline bool dense_cache_ref::take_piece_slots(std::uint32_t shared, std::uint64_t piece,
+                                                     std::uint64_t deadline_ns,
+                                                     std::uint32_t& taken) const {
+  backoff pause;
+  // The only other claims on a resident slot are transient re-checks.
+  for (taken = meta_lines(); taken < pool_.geometry.lines_per_frame; ++taken) {
+    if (!hosts_page_of(shared, taken, piece)) continue;
+    atomic_ref<std::uint64_t> busy(pool_.word(pool_.busy, shared, taken));
+    const std::uint64_t bit = frame_pool_view::bit(taken);
+    // seq_cst: as in use_shared.
+    while (busy.fetch_or(bit, order::seq_cst) & bit) {
+      if (now_ns() > deadline_ns) return false;
+      pause.pause();
+    }
+  }
   return true;
 }
 
@@ -404,14 +490,9 @@ BAM_HD inline void dense_cache_ref::promote(const array_slot& a, std::uint64_t p
   // The claim may have evicted the shared frame itself (then our pages were written back).
   while (frame != shared) {
     // acquire: an evictor's write-backs happen before we find the frame retagged or free.
-    std::uint64_t s = atomic_ref<std::uint64_t>(pool_.state[shared]).load(order::acquire);
+    const std::uint64_t s = atomic_ref<std::uint64_t>(pool_.state[shared]).load(order::acquire);
     if (frame_tag(s) != entry_tag(e) || frame_free(s)) break;  // evicted: pages written back
-    // A shared frame is pinned by the readers of all its pieces and may never be seen with no
-    // pins: take it HELD at once (new pins fail) and let the pins drain.
-    // acquire: as in try_hold, completed by the drain below.
-    if ((s & (frame_bits::open | frame_bits::held)) == frame_bits::open &&
-        atomic_ref<std::uint64_t>(pool_.state[shared])
-            .compare_exchange(s, (s & ~frame_bits::open) | frame_bits::held, order::acquire)) {
+    if (take_shared(e)) {
       held = true;
       break;
     }
@@ -423,55 +504,13 @@ BAM_HD inline void dense_cache_ref::promote(const array_slot& a, std::uint64_t p
     pause.pause();
   }
   if (held) {
-    // Our readers (pinned, or under epochs announced) and our loads in flight must be done
-    // with the shared frame's slots before they move. Pinned readers never wait, so the
-    // drain ends.
-    bool ok = true;
-    // acquire: the last readers' unpins (release) before we touch the slots.
-    while (ok &&
-           frame_pins(atomic_ref<std::uint64_t>(pool_.state[shared]).load(order::acquire)) != 0) {
-      if (now_ns() > deadline_ns) ok = false;
-      pause.pause();
-    }
-    ok = ok && pinning_.quiesce(deadline_ns);
+    // Our readers and our loads in flight must be done with the shared frame's slots before
+    // they move; then take every page of ours, so that the moves below cannot fail half-way.
     const std::uint32_t m = meta_lines();
-    for (std::uint32_t k = m; ok && k < g.lines_per_frame; ++k) {
-      atomic_ref<std::uint64_t> busy(pool_.word(pool_.busy, shared, k));
-      // seq_cst: as in wait_not_busy; a loader stored its tag before taking the slot's I/O.
-      while (ok && (busy.load(order::seq_cst) & frame_pool_view::bit(k)) != 0) {
-        const std::uint64_t t = atomic_ref<std::uint64_t>(tag_word(shared, k)).load(order::acquire);
-        if (t == 0 || ((t - 1) >> g.frame_shift) != piece) break;  // another piece's load
-        if (now_ns() > deadline_ns) ok = false;
-        pause.pause();
-      }
-    }
-    // Take every page of ours (the only claims on a resident slot are transient re-checks),
-    // so that the moves below cannot fail half-way.
-    auto ours = [&](std::uint32_t k) {
-      // relaxed: we hold the frame and our readers and loads are done; loaders of other
-      // pieces only take slots whose bit is clear.
-      if (!(atomic_ref<std::uint64_t>(pool_.word(pool_.resident, shared, k)).load(order::relaxed) &
-            frame_pool_view::bit(k))) {
-        return false;
-      }
-      const std::uint64_t t = atomic_ref<std::uint64_t>(tag_word(shared, k)).load(order::relaxed);
-      return t != 0 && ((t - 1) >> g.frame_shift) == piece;
-    };
     std::uint32_t taken = m;
-    for (; ok && taken < g.lines_per_frame; ++taken) {
-      if (!ours(taken)) continue;
-      atomic_ref<std::uint64_t> busy(pool_.word(pool_.busy, shared, taken));
-      // seq_cst: as in use_shared.
-      while (busy.fetch_or(frame_pool_view::bit(taken), order::seq_cst) &
-             frame_pool_view::bit(taken)) {
-        if (now_ns() > deadline_ns) {
-          ok = false;
-          break;
-        }
-        pause.pause();
-      }
-      if (!ok) break;
-    }
+    bool ok = quiesce_piece(shared, piece, deadline_ns) &&
+              take_piece_slots(shared, piece, deadline_ns, taken);
+    auto ours = [&](std::uint32_t k) { return hosts_page_of(shared, k, piece); };
     for (std::uint32_t k = m; k < taken && k < g.lines_per_frame; ++k) {
       if (!ours(k)) continue;
       const std::uint64_t bit = frame_pool_view::bit(k);
@@ -484,7 +523,7 @@ BAM_HD inline void dense_cache_ref::promote(const array_slot& a, std::uint64_t p
         const auto j = static_cast<std::uint32_t>((t - 1) & (g.lines_per_frame - 1u));
         copy_line(static_cast<std::uint32_t>(g.line_of(shared, k)),
                   static_cast<std::uint32_t>(g.line_of(frame, j)));
-        // relaxed (new frame): it is ours until open_for publishes it.
+        // relaxed (new frame): it is ours until publish_open publishes it.
         atomic_ref<std::uint64_t>(pool_.word(pool_.resident, frame, j))
             .fetch_or(frame_pool_view::bit(j), order::relaxed);
         if (dirty.load(order::relaxed) & bit) {  // relaxed: the hold ordered the writers
@@ -509,8 +548,8 @@ BAM_HD inline void dense_cache_ref::promote(const array_slot& a, std::uint64_t p
   }
   // relaxed: statistics; published with the frame.
   atomic_ref<std::uint32_t>(pool_.resident_count[frame]).store(moved, order::relaxed);
-  // release: the opened frame and the moved pages before the entry can be found coalesced.
-  entry.store(open_for(a, piece, frame), order::release);
+  // The moved pages are published with the frame (publish_open).
+  publish_open(a, piece, frame);
   if (a.stats.shards != nullptr) {
     a.stats.add(&cache_stats::coalesces, 1);
     a.stats.add(&cache_stats::bytes_compacted, std::uint64_t{moved} * cache_.line_bytes());
@@ -736,7 +775,7 @@ BAM_HD inline bool dense_cache_ref::write_back_dirty(const array_slot& owner, st
   }
 }
 
-BAM_HD inline void dense_cache_ref::reset_bits(std::uint32_t frame) const {
+BAM_HD inline void dense_cache_ref::retire(std::uint32_t frame) const {
   const std::uint64_t first = std::uint64_t{frame} * pool_.geometry.words_per_frame;
   for (std::uint32_t w = 0; w < pool_.geometry.words_per_frame; ++w) {
     // relaxed: we hold the frame; the release that reopens or reserves it publishes these.
@@ -746,6 +785,12 @@ BAM_HD inline void dense_cache_ref::reset_bits(std::uint32_t frame) const {
   atomic_ref<std::uint32_t>(pool_.resident_count[frame]).store(0u, order::relaxed);
   // relaxed: as above; a frame on its way to another tenant names no owner.
   atomic_ref<std::uint64_t>(pool_.owner[frame]).store(0u, order::relaxed);
+  // While we still hold it, the frame must stop carrying its old tag: a promoter or restorer
+  // of a piece hosted here waits for the frame to be OPEN again or retagged, and the next
+  // reserver (perhaps that very promoter's peer, waiting in turn for it) opens it only later.
+  // release: the write-backs and cleared bits before a waiter's acquire load finds the new tag.
+  detail::update_frame(
+      pool_.state[frame], [](std::uint64_t cur) { return frame_retagged(cur); }, order::release);
 }
 
 BAM_HD inline bool dense_cache_ref::empty_held(std::uint32_t frame, std::uint64_t deadline_ns,
@@ -759,7 +804,7 @@ BAM_HD inline bool dense_cache_ref::empty_held(std::uint32_t frame, std::uint64_
   if (piece == shared_piece) return empty_shared(frame, deadline_ns, keep_count_for);
   const array_slot* owner = tenant_slot(tenant, piece);
   if (owner == nullptr) {  // its array is gone: nothing to close or write back
-    reset_bits(frame);
+    retire(frame);
     return true;
   }
   atomic_ref<std::uint64_t> entry(owner->large_table[piece]);
@@ -769,9 +814,11 @@ BAM_HD inline bool dense_cache_ref::empty_held(std::uint32_t frame, std::uint64_
   bool ok = pinning_.quiesce(deadline_ns) && wait_not_busy(frame, deadline_ns) &&
             write_back_dirty(*owner, piece, frame);
   if (!ok) {
-    // The frame keeps its piece: reopen it and publish the entry again.
-    reopen(frame);
+    // The frame keeps its piece: reopen it and publish the entry again, under a pin of ours
+    // (publish_open says why).
+    reopen_pinned(frame);
     entry.store(old, order::release);  // release: the reopened frame before the entry
+    frame_unpin(pool_, frame, 1);
     return false;
   }
   splinter_result splintered = splinter_result::none;
@@ -782,7 +829,7 @@ BAM_HD inline bool dense_cache_ref::empty_held(std::uint32_t frame, std::uint64_
     if (count != 0 && count <= limit) splintered = splinter(*owner, piece, frame);
   }
   if (splintered == splinter_result::converted) return false;  // now the tenant's shared frame
-  reset_bits(frame);
+  retire(frame);
   if (owner->stats.shards != nullptr) owner->stats.add(&cache_stats::evictions, 1);
   if (owner->frames_held != nullptr && tenant != keep_count_for) {
     // relaxed: a count (admit); the frame leaves its tenant.
@@ -916,11 +963,11 @@ BAM_HD inline bool dense_cache_ref::convert_to_shared(const array_slot& owner, s
   atomic_ref<std::uint32_t>(pool_.referenced[frame]).store(1u, order::relaxed);
   const std::uint64_t s = atomic_ref<std::uint64_t>(pool_.state[frame]).load(order::relaxed);
   const std::uint64_t e = make_splintered(frame, owner.tenant, frame_gen(s) + 1u);
-  // release: the tags, bitmaps and owner before the frame can be pinned OPEN.
-  detail::update_frame(
-      pool_.state[frame], [e](std::uint64_t cur) { return frame_opened(cur, e); }, order::release);
+  // Opened under a pin of ours until the entry names it (publish_open says why).
+  open_pinned(frame, e);
   // release: the opened frame before the entry can be found splintered.
   atomic_ref<std::uint64_t>(owner.large_table[piece]).store(e, order::release);
+  frame_unpin(pool_, frame, 1);
   if (owner.stats.shards != nullptr) {
     owner.stats.add(&cache_stats::splinters, 1);
     owner.stats.add(&cache_stats::bytes_compacted, std::uint64_t{moved} * cache_.line_bytes());
@@ -935,7 +982,7 @@ BAM_HD inline bool dense_cache_ref::empty_shared(std::uint32_t frame, std::uint6
   const auto tenant = static_cast<std::uint32_t>(own >> owner_tenant_shift);
   const array_slot* owner = tenant_array(tenant);
   if (owner == nullptr) {
-    reset_bits(frame);
+    retire(frame);
     return true;
   }
   const frame_geometry& g = pool_.geometry;
@@ -963,14 +1010,18 @@ BAM_HD inline bool dense_cache_ref::empty_shared(std::uint32_t frame, std::uint6
   });
   const bool ok = pinning_.quiesce(deadline_ns) && wait_not_busy(frame, deadline_ns) &&
                   write_back_dirty(*owner, shared_piece, frame);
-  if (!ok) reopen(frame);
+  // On failure the entries are restored under a pin of ours (publish_open says why).
+  if (!ok) reopen_pinned(frame);
   // release: the write-back (or the reopened frame) before the entries change.
   each_piece([&](atomic_ref<std::uint64_t> entry) {
     std::uint64_t want = mark;
     entry.compare_exchange(want, ok ? entry_bits::empty : hosted, order::release);
   });
-  if (!ok) return false;
-  reset_bits(frame);
+  if (!ok) {
+    frame_unpin(pool_, frame, 1);
+    return false;
+  }
+  retire(frame);
   if (owner->stats.shards != nullptr) owner->stats.add(&cache_stats::evictions, 1);
   if (owner->frames_held != nullptr && tenant != keep_count_for) {
     // relaxed: a count (admit); the frame leaves its tenant.
