@@ -49,6 +49,21 @@ inline cache_config two_level(pinning_kind p, std::uint32_t line_bytes = 512,
   return c;
 }
 
+/// The geometry of the adaptive-policy tests: 512 B pages, 64 of them (32 KiB) per piece.
+struct adaptive_geometry {
+  static constexpr std::uint64_t words_per_page = 512 / 8;
+  static constexpr std::uint64_t pages_per_piece = 64;
+  static constexpr std::uint64_t words_per_piece = words_per_page * pages_per_piece;
+};
+
+/// 1024 lines of 512 B, half of them in 8 frames of 64 lines, owner checks on: a piece
+/// splinters at 3 pages or fewer and is promoted past 32.
+inline cache_config adaptive(pinning_kind p) {
+  cache_config c = two_level(p, 512, 1024, adaptive_geometry::pages_per_piece);
+  c.check_frame_owners = true;
+  return c;
+}
+
 inline storage_config fast_storage() {
   storage_config s;
   s.devices = 1;

@@ -21,25 +21,19 @@ namespace {
 
 using namespace bam;
 using namespace bam::cache::mosaic;
+using bam::testing::mosaic::adaptive;
+using bam::testing::mosaic::adaptive_geometry;
 using bam::testing::mosaic::entry_of;
 using bam::testing::mosaic::pattern_image;
 using bam::testing::mosaic::rig;
-using bam::testing::mosaic::two_level;
 using bam::testing::mosaic::word_at;
 using bam::testing::mosaic::written_at;
 
-constexpr std::uint64_t words_per_page = 512 / 8;
-constexpr std::uint64_t pages_per_piece = 64;
-constexpr std::uint64_t words_per_piece = words_per_page * pages_per_piece;
+constexpr std::uint64_t words_per_page = adaptive_geometry::words_per_page;
+constexpr std::uint64_t pages_per_piece = adaptive_geometry::pages_per_piece;
+constexpr std::uint64_t words_per_piece = adaptive_geometry::words_per_piece;
 constexpr std::uint64_t pieces = 24;
 constexpr std::uint64_t words = pieces * words_per_piece;
-
-/// 1024 lines of 512 B, half of them in 8 frames of 64 lines; a piece splinters at 3 pages.
-cache_config adaptive(pinning_kind p) {
-  cache_config c = two_level(p, 512, 1024, pages_per_piece);
-  c.check_frame_owners = true;
-  return c;
-}
 
 /// The one page each piece touches: distinct hosted slots, so that any two pieces fit in one
 /// shared frame.
