@@ -188,8 +188,9 @@ class dense_cache_ref {
                          std::uint64_t& piece) const;
   BAM_HD bool fits(std::uint32_t from, std::uint32_t to, std::uint64_t piece) const;
   BAM_HD bool take_targets(std::uint32_t from, std::uint32_t to, std::uint64_t piece) const;
-  BAM_HD void drop_targets(std::uint32_t from, std::uint32_t to, std::uint64_t piece,
-                           std::uint32_t end) const;
+  /// Ends our hold of the slots of `frame` that host pages of `piece` in `from`, below `end`.
+  BAM_HD void release_slots(std::uint32_t from, std::uint32_t frame, std::uint64_t piece,
+                            std::uint32_t end) const;
   BAM_HD std::uint32_t move_pages(std::uint32_t from, std::uint32_t to, std::uint64_t piece) const;
   BAM_HD compact_result move_piece(const array_slot& a, std::uint64_t piece, std::uint64_t from,
                                    std::uint64_t to) const;

@@ -112,12 +112,12 @@ BAM_HD inline bool dense_cache_ref::pick_piece(const array_slot& a, std::uint64_
   return false;
 }
 
-BAM_HD inline void dense_cache_ref::drop_targets(std::uint32_t from, std::uint32_t to,
-                                                 std::uint64_t piece, std::uint32_t end) const {
+BAM_HD inline void dense_cache_ref::release_slots(std::uint32_t from, std::uint32_t frame,
+                                                  std::uint64_t piece, std::uint32_t end) const {
   for (std::uint32_t k = meta_lines(); k < end; ++k) {
     if (!hosts_page_of(from, k, piece)) continue;
     // release: nothing was published there; ends our hold of the slot.
-    atomic_ref<std::uint64_t>(pool_.word(pool_.busy, to, k))
+    atomic_ref<std::uint64_t>(pool_.word(pool_.busy, frame, k))
         .fetch_and(~frame_pool_view::bit(k), order::release);
   }
 }
@@ -138,13 +138,13 @@ BAM_HD inline bool dense_cache_ref::take_targets(std::uint32_t from, std::uint32
         !(atomic_ref<std::uint64_t>(pool_.word(pool_.resident, to, k)).load(order::acquire) & bit);
     if (!free) {
       if (taken) busy.fetch_and(~bit, order::release);  // release: nothing new; ends our hold
-      drop_targets(from, to, piece, k);
+      release_slots(from, to, piece, k);
       return false;
     }
     ++pages;
   }
   // A piece whose entry names a shared frame has a page there; none would break that rule.
-  if (pages == 0) drop_targets(from, to, piece, pool_.geometry.lines_per_frame);
+  if (pages == 0) release_slots(from, to, piece, pool_.geometry.lines_per_frame);
   return pages != 0;
 }
 
@@ -208,14 +208,7 @@ BAM_HD inline bool dense_cache_ref::free_if_empty(const array_slot& a, std::uint
   // No entry names the frame and its last pieces' readers left in the grace period of the
   // move: retire it (new tag, cleared bits and owner) and free it.
   retire(frame);
-  // release: the emptied frame before the next reserver's acquiring hold.
-  detail::update_frame(
-      pool_.state[frame], [](std::uint64_t cur) { return cur & ~frame_bits::held; },
-      order::release);
-  if (a.frames_held != nullptr) {
-    // relaxed: a count (admit); the frame leaves its tenant.
-    atomic_ref<std::uint32_t>(*a.frames_held).fetch_sub(1u, order::relaxed);
-  }
+  free_held(a, frame);  // the frame leaves its tenant
   return true;
 }
 
@@ -239,12 +232,7 @@ BAM_HD inline dense_cache_ref::compact_result dense_cache_ref::move_piece(const 
   const bool quiet =
       quiesce_piece(src, piece, deadline_ns) && take_piece_slots(src, piece, deadline_ns, taken);
   auto give_up = [&]() {
-    for (std::uint32_t k = meta_lines(); k < taken; ++k) {
-      if (!hosts_page_of(src, k, piece)) continue;
-      // release: nothing moved; ends our hold of the slot.
-      atomic_ref<std::uint64_t>(pool_.word(pool_.busy, src, k))
-          .fetch_and(~frame_pool_view::bit(k), order::release);
-    }
+    release_slots(src, src, piece, taken);  // nothing moved
     abandon_move(a, piece, from);
     return compact_result::retry;
   };
