@@ -8,7 +8,9 @@
 ///                     64-bit line state, a CLOCK reference word (BaM's hit path)
 ///   lean              one 8-byte entry per base page, read and checked; no atomics
 ///   two_level_pins    Mosaic: large entry + frame pin (once per warp group) + resident bit
-///   two_level_epochs  Mosaic: large entry + resident bit inside an epoch section
+///   two_level_epochs  Mosaic: large entry + resident bit inside an epoch section that each
+///                     thread keeps open across its gathers (renewed every
+///                     dense_cache_ref::section_renewal of them)
 ///   large_only        the large entry alone (a frame is fetched whole, so no resident bit)
 ///   ideal             no translation: the flat buffer
 ///
@@ -187,6 +189,7 @@ struct gather_kernel {
     const std::uint64_t units = f.data_bytes / gather_bytes;
     const std::uint64_t line_mask = (std::uint64_t{1} << f.line_shift) - 1u;
     std::uint64_t sum = 0, bad = 0;
+    cache::mosaic::reader_section section;  // two_level_epochs only
     for (std::uint64_t g = t.id; g < gathers; g += t.count) {
       const std::uint64_t flat =
           pick(hash64(g ^ (std::uint64_t{seed} << 40)), units) * gather_bytes;
@@ -227,14 +230,22 @@ struct gather_kernel {
         }
         sum += read_gather(c.line_data(r.line) + within, flat, gather_bytes, bad);
         c.release(r.line);
+      } else if constexpr (S == scheme::two_level_epochs) {
+        const cache::mosaic::dense_cache_ref dense(f.epochs_cache);
+        const io_status s = dense.access(
+            f.dense_slot, page, within, gather_bytes, false, section,
+            [&](const std::uint8_t* p) { sum += read_gather(p, flat, gather_bytes, bad); });
+        if (!s.ok()) ++bad;
       } else {
-        const page_cache_ref& c = S == scheme::two_level_pins ? f.pins_cache : f.epochs_cache;
-        const cache::mosaic::dense_cache_ref dense(c);
+        const cache::mosaic::dense_cache_ref dense(f.pins_cache);
         const io_status s = dense.access(
             f.dense_slot, page, within, gather_bytes, true, false,
             [&](const std::uint8_t* p) { sum += read_gather(p, flat, gather_bytes, bad); });
         if (!s.ok()) ++bad;
       }
+    }
+    if constexpr (S == scheme::two_level_epochs) {
+      cache::mosaic::dense_cache_ref(f.epochs_cache).close(section);
     }
     sink[t.id] = sum;
     // relaxed: the host reads the count after the launch has finished.

@@ -159,6 +159,79 @@ TEST_P(MosaicStress, ReadersWritersAndEvictionsNeverSeeWrongBytes) {
   expect_file_holds(file, expected, pages_dropped.load(), frames_dropped.load());
 }
 
+// Threads that keep one epoch section open across all their accesses (renewed every
+// section_renewal of them, closed on every miss): frame evictions still finish among them, and
+// stores made inside a section reach the file. Under frame pins the section path is the
+// per-access one.
+TEST_P(MosaicStress, SectionReadersAndWritersAmongEvictionsNeverSeeWrongBytes) {
+  const stress_case c = GetParam();
+  const std::uint64_t words = 32 * 512;  // 32 pieces of 4 KiB: twice the frame pool
+  temp_file file(words);
+  rig r(backing_store::from_file(file.path(), true), fast_storage(), small_two_level(c), 8);
+  std::vector<std::uint64_t> expected(words);
+  for (std::uint64_t i = 0; i < words; ++i) expected[i] = pattern_word(i);
+  const auto writers = static_cast<unsigned>(scaled(16, 6));
+  const auto readers = static_cast<unsigned>(scaled(32, 12));
+  const std::uint64_t reads = scaled(4000, 400);
+  std::atomic<std::uint64_t> wrong{0}, failed{0}, pages_dropped{0}, frames_dropped{0};
+  {
+    array<std::uint64_t> a(r.cache(), r.set(), {.name = "dense", .dense = true});
+    const array_ref<std::uint64_t> ref = a.ref();
+    const array_slot& slot = ref.slot();
+    const page_cache_ref cache = r.cache().ref();
+    const dense_cache_ref dense(cache);
+    const std::uint32_t shift = cache.line_shift();
+    // One 8-byte element through the section path; `store` writes `value` first.
+    const auto element = [&](std::uint64_t i, cache::mosaic::reader_section& section, bool store,
+                             std::uint64_t value, std::uint64_t& out) {
+      const std::uint64_t byte = i * 8;
+      return dense.access(slot, byte >> shift, byte & ((std::uint64_t{1} << shift) - 1), 8, store,
+                          section, [&](std::uint8_t* p) {
+                            atomic_ref<std::uint64_t> w(*reinterpret_cast<std::uint64_t*>(p));
+                            // relaxed: the section protects the frame; the element is ours.
+                            if (store) w.store(value, order::relaxed);
+                            out = w.load(order::relaxed);
+                          });
+    };
+    std::atomic<bool> stop{false};
+    std::thread evicting(evict_until, std::cref(r.cache()), std::cref(slot), slot.pages,
+                         std::cref(stop), 300, std::ref(pages_dropped), std::ref(frames_dropped));
+    run_threads(writers + readers, [&](unsigned t) {
+      cache::mosaic::reader_section section;
+      std::uint64_t v = 0;
+      if (t < writers) {
+        for (std::uint64_t i = 2 * t; i < words; i += 2 * writers) {
+          if (!element(i, section, true, written_word(i), v).ok()) failed.fetch_add(1);
+          if (!element(i, section, false, 0, v).ok()) {
+            failed.fetch_add(1);
+          } else if (v != written_word(i)) {
+            wrong.fetch_add(1);
+          }
+        }
+      } else {
+        rng g(t);
+        for (std::uint64_t k = 0; k < reads; ++k) {
+          const std::uint64_t i = g.below(words / 2) * 2 + 1;
+          if (!element(i, section, false, 0, v).ok()) {
+            failed.fetch_add(1);
+          } else if (v != pattern_word(i)) {
+            wrong.fetch_add(1);
+          }
+        }
+      }
+      dense.close(section);
+    });
+    stop = true;
+    evicting.join();
+    for (std::uint64_t i = 0; i < words; i += 2) expected[i] = written_word(i);
+    EXPECT_EQ(failed.load(), 0u);
+    EXPECT_EQ(wrong.load(), 0u);
+    EXPECT_GT(a.stats().evictions, 0u) << "reservations should have evicted frames";
+    expect_at_rest(a, r, expected);
+  }
+  expect_file_holds(file, expected, pages_dropped.load(), frames_dropped.load());
+}
+
 TEST_P(MosaicStress, SoftwareWarpsShareOneProtectionPerPieceWhileFramesMove) {
   const stress_case c = GetParam();
   const std::uint64_t words = 32 * 512;

@@ -4,9 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mosaic_rig.hpp"
@@ -192,9 +196,101 @@ TEST_P(DenseCache, NoProtectionIsLeftBehind) {
   EXPECT_EQ(bam::testing::mosaic::epoch_readers_left(r.pool()), 0u);
 }
 
+/// Reads element `i` of `a` through the section path.
+template <class T>
+std::uint64_t read_in_section(const rig& r, const array<T>& a, std::uint64_t i,
+                              reader_section& section, io_status& status) {
+  const std::uint64_t byte = i * 8;
+  std::uint64_t v = 0;
+  status = r.dense().access(a.ref().slot(), byte / 512, byte % 512, 8, false, section,
+                            [&](const std::uint8_t* p) { std::memcpy(&v, p, 8); });
+  return v;
+}
+
+TEST_P(DenseCache, ASectionServesHitsAndClosesOnAMiss) {
+  const std::uint64_t words = 2 * words_per_piece;
+  rig r(pattern_image(words), two_level(GetParam()));
+  array<const std::uint64_t> a(*r.cache, r.ssd->ref(), {.dense = true});
+  (void)a.read(0, words);
+  a.reset_stats();
+  const bool epochs = GetParam() == pinning_kind::epochs;
+  reader_section section;
+  io_status s;
+  for (std::uint64_t i = 0; i < words; i += 5) {
+    ASSERT_EQ(read_in_section(r, a, i, section, s), word_at(i)) << "element " << i;
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(section.slot != reader_section::closed, epochs) << "open after a hit under epochs";
+  }
+  EXPECT_EQ(bam::testing::mosaic::epoch_readers_left(r.pool()), epochs ? 1u : 0u);
+  EXPECT_EQ(a.stats().hits, a.stats().accesses);
+  EXPECT_EQ(a.stats().loads, 0u);
+  // Closed before the drop: the drop's grace period would wait for this very thread.
+  r.dense().close(section);
+  EXPECT_EQ(bam::testing::mosaic::epoch_readers_left(r.pool()), 0u);
+  ASSERT_TRUE(r.dense().drop_page(a.ref().slot(), 3)) << "page 3 was resident";
+  (void)read_in_section(r, a, 0, section, s);  // a hit opens the section again
+  // A miss leaves the section before it loads, and the page comes back right.
+  const std::uint64_t i = 3 * words_per_page + 1;
+  EXPECT_EQ(read_in_section(r, a, i, section, s), word_at(i));
+  EXPECT_TRUE(s.ok());
+  EXPECT_EQ(section.slot, reader_section::closed);
+  EXPECT_EQ(a.stats().loads, 1u);
+  EXPECT_EQ(bam::testing::mosaic::epoch_readers_left(r.pool()), 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(BothPinnings, DenseCache,
                          ::testing::Values(pinning_kind::frame_pins, pinning_kind::epochs),
                          kind_name);
+
+TEST(DenseCacheSection, AnOpenSectionHoldsUpAFrameEvictionUntilItCloses) {
+  const std::uint64_t words = 2 * words_per_piece;
+  rig r(pattern_image(words), two_level(pinning_kind::epochs));
+  array<const std::uint64_t> a(*r.cache, r.ssd->ref(), {.dense = true});
+  (void)a.read(0, words);
+  reader_section section;
+  io_status s;
+  ASSERT_EQ(read_in_section(r, a, 9, section, s), word_at(9));
+  ASSERT_NE(section.slot, reader_section::closed);
+  const std::uint32_t frame = entry_frame(entry_of(a, 0));
+  std::atomic<bool> dropped{false};
+  std::thread evictor([&] { dropped = r.dense().drop_frame(frame); });
+  // The evictor has closed the entry or is about to; its grace period cannot end while our
+  // section is open, however long we wait here.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(dropped.load()) << "the frame was freed under an open section";
+  EXPECT_EQ(
+      word_at(9),
+      *reinterpret_cast<const std::uint64_t*>(
+          r.cache_ref.line_data(static_cast<std::uint32_t>(r.pool().geometry.line_of(frame, 0))) +
+          72))
+      << "the frame still holds our page";
+  r.dense().close(section);
+  evictor.join();
+  EXPECT_TRUE(dropped.load());
+  EXPECT_EQ(entry_of(a, 0), entry_bits::empty);
+}
+
+TEST(DenseCacheSection, ASectionAnnouncesTheCurrentEpochAgainAfterItsRenewal) {
+  const std::uint64_t words = words_per_piece;
+  rig r(pattern_image(words), two_level(pinning_kind::epochs));
+  array<const std::uint64_t> a(*r.cache, r.ssd->ref(), {.dense = true});
+  (void)a.read(0, words);
+  const frame_pool_view pool = r.pool();
+  reader_section section;
+  io_status s;
+  (void)read_in_section(r, a, 0, section, s);
+  ASSERT_NE(section.slot, reader_section::closed);
+  const std::uint64_t announced = pool.epoch_slots[section.slot];
+  atomic_ref<std::uint64_t>(*pool.epoch).fetch_add(1, order::seq_cst);  // as an evictor would
+  for (std::uint32_t k = 1; k < dense_cache_ref::section_renewal; ++k) {
+    ASSERT_EQ(read_in_section(r, a, k, section, s), word_at(k));
+  }
+  EXPECT_EQ(pool.epoch_slots[section.slot], announced) << "one announcement per renewal";
+  ASSERT_EQ(read_in_section(r, a, 1, section, s), word_at(1));
+  EXPECT_EQ(pool.epoch_slots[section.slot], announced + 1) << "renewed with the new epoch";
+  EXPECT_EQ(section.uses, 1u);
+  r.dense().close(section);
+}
 
 TEST(DenseCacheConfig, OnABaseCacheDenseChangesNothing) {
   rig r(pattern_image(1024), {.line_bytes = 512, .capacity_bytes = 64 * 1024});

@@ -92,6 +92,20 @@ class dense_cache_ref {
   BAM_HD io_status access(const array_slot& a, std::uint64_t page, std::uint64_t within,
                           std::uint32_t bytes, bool warp_groups, bool dirty, Op&& op) const;
 
+  /// Accesses a section serves before it is closed and opened again, so that a grace period
+  /// waits for at most this many of a reader's accesses.
+  static constexpr std::uint32_t section_renewal = 64;
+  /// access() for one thread that keeps an epoch section open across calls (pinning_kind::
+  /// epochs; under frame pins it is access() without warp groups, and `section` stays closed).
+  /// A hit reads the large entry and the resident bit inside the section: no announcement, fence
+  /// or atomic read-modify-write of its own. A miss closes the section before it goes through
+  /// acquire() (which may wait). Lanes need not call it together. Call close(section) before
+  /// the thread waits for anything else, and before it ends (reader_section, pinning.hpp).
+  template <class Op>
+  BAM_HD io_status access(const array_slot& a, std::uint64_t page, std::uint64_t within,
+                          std::uint32_t bytes, bool dirty, reader_section& section, Op&& op) const;
+  BAM_HD void close(reader_section& section) const { pinning_.close(section); }
+
   /// Evicts one base page of `a`: clears its resident bit (writing it back first if dirty);
   /// the piece stays coalesced. False if the page was not resident or could not be taken now,
   /// or its piece is splintered (its pages leave with promotion or the shared frame).
@@ -135,6 +149,16 @@ class dense_cache_ref {
  private:
   enum class shared_step : std::uint8_t { hit, loaded, wait, promote, failed };
   enum class splinter_result : std::uint8_t { none, moved, converted };
+
+  /// The unprotected tail of both access()es: acquire(), counted, then `op`, then release.
+  template <class Op>
+  BAM_HD io_status access_by_acquire(const array_slot& a, std::uint64_t page, std::uint64_t within,
+                                     bool dirty, Op& op) const;
+  BAM_HD void count(const array_slot& a, std::uint64_t cache_stats::*member,
+                    std::uint64_t by = 1) const {
+    // Arrays count; a caller without statistics (the translation benchmark) passes none.
+    if (a.stats.shards != nullptr) a.stats.add(member, by);
+  }
 
   BAM_HD bool reserve(const array_slot& a, std::uint64_t piece, std::uint64_t& entry_word,
                       io_status& failure) const;

@@ -6,12 +6,17 @@
 /// 0 or holds the new epoch (a grace period): from then on no reader can still hold the
 /// closed entry. No atomic read-modify-write and no shared hot word on the reader's side.
 ///
-/// Why it is exact (all four steps seq_cst, so they sit in one total order S):
-///   reader:  slot = epoch (store)  ->  entry, resident bit (loads)
-///   evictor: entry = CLOSED, or resident bit cleared  ->  E = epoch++  ->  load every slot
-/// A reader whose entry load saw the old value precedes the evictor's close in S, so its slot
-/// store precedes the slot scan, and it announced an epoch <= E: the evictor waits for it.
-/// A reader that announced after the scan passed its slot follows the close in S and sees it.
+/// Why it is exact (store-buffering with a seq_cst fence on each side, C++20 [atomics.fences]):
+///   reader:  slot = epoch (store)  ->  fence  ->  entry, resident bit (loads)
+///   evictor: entry = CLOSED, or resident bit cleared  ->  E = epoch++  ->  fence  ->  load slots
+/// The two fences are ordered in S. If the reader's comes first, the evictor's slot load sees
+/// the announcement (an epoch <= E), and the evictor waits for it. If the evictor's comes first,
+/// the reader's entry and resident-bit loads see the close. On the host (ThreadSanitizer does
+/// not model standalone fences) the store and the loads are seq_cst instead, which gives the
+/// same argument with the operations themselves in S.
+///
+/// One announcement serves every access until the reader leaves: a reader may keep its section
+/// open across many accesses (reader_section, pinning.hpp) and pay the fence once for all.
 /// Slots store 0 with release when a reader leaves, so its reads happen before the evictor's
 /// reuse of the frame (the scan's loads are seq_cst, or on the device relaxed between two
 /// seq_cst fences, which gives the same order: epoch_grace_period).
@@ -32,6 +37,13 @@ namespace bam::cache::mosaic {
 
 /// Epoch values start at 1; a slot holding 0 is a reader outside any section.
 inline constexpr std::uint64_t first_epoch = 1;
+/// The announcement's store: relaxed on the device, where a seq_cst fence follows it; seq_cst
+/// on the host (the file comment says why).
+inline constexpr order epoch_announce_order = BAM_DEVICE_PASS ? order::relaxed : order::seq_cst;
+/// A protected reader's loads of entries, resident and busy bits after its announcement:
+/// acquire on the device (the announcement's fence orders them; acquire sees the data the
+/// loader released with the bit), seq_cst on the host.
+inline constexpr order epoch_read_order = BAM_DEVICE_PASS ? order::acquire : order::seq_cst;
 
 /// Announces this thread in its reader slot. Returns the slot, or ~0u when the thread's slot
 /// is past the pool's slots (then nothing is announced and the caller reports an error).
@@ -41,8 +53,10 @@ BAM_HD BAM_INLINE std::uint32_t epoch_enter(const frame_pool_view& p) {
   // acquire: an evictor's close, sequenced before its epoch increment, happens before any
   // read this section does when we announce the incremented epoch.
   const std::uint64_t e = atomic_ref<std::uint64_t>(*p.epoch).load(order::acquire);
-  // seq_cst: the announcement precedes our loads of entries and resident bits in S (above).
-  atomic_ref<std::uint64_t>(p.epoch_slots[slot]).store(e, order::seq_cst);
+  // epoch_announce_order, then the fence: the announcement precedes our loads of entries and
+  // resident bits (the file comment).
+  atomic_ref<std::uint64_t>(p.epoch_slots[slot]).store(e, epoch_announce_order);
+  device_fence<scope::device>();
   return slot;
 }
 

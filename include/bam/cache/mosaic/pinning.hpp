@@ -9,8 +9,10 @@
 /// Evictor: with the frame HELD (taken with no pins) and the entry CLOSED, quiesce() returns
 ///          once no reader can still use the frame: at once for frame pins (a pin attempt on a
 ///          frame that is not OPEN fails), after a grace period for epochs.
-/// slot_order(): the order of a protected reader's loads of resident and busy bits, seq_cst
-///          under epochs (they take part in the grace-period argument, epochs.hpp).
+/// slot_order(): the order of a protected reader's loads of resident and busy bits
+///          (epoch_read_order under epochs: they take part in the grace-period argument).
+/// Sections: under epochs a reader may keep one announcement open across many accesses
+///          (open / close a reader_section; entry_in() reads an entry inside it).
 
 #include <cstdint>
 
@@ -28,6 +30,16 @@ struct frame_guard {
   std::uint64_t entry = 0;  ///< the coalesced entry it read
   std::uint32_t slot = 0;   ///< epochs: the reader slot it announced in
   std::uint32_t pins = 0;   ///< frame pins: how many it took
+};
+
+/// An epoch section a reader keeps open across accesses (pinning_kind::epochs): one
+/// announcement and one fence for all of them. While it is open the reader must not wait for
+/// anything (a barrier, another thread, a load): every grace period, and with it every frame
+/// eviction, waits for the section to close.
+struct reader_section {
+  static constexpr std::uint32_t closed = ~0u;
+  std::uint32_t slot = closed;  ///< the reader slot announced in, or closed
+  std::uint32_t uses = 0;       ///< accesses served since it opened
 };
 
 enum class enter_result : std::uint8_t {
@@ -50,8 +62,8 @@ class frame_pinning {
     if (p_.pinning == pinning_kind::epochs) {
       g.slot = epoch_enter(p_);
       if (g.slot == ~0u) return enter_result::no_reader_slot;
-      // seq_cst: after our announcement in S (epochs.hpp).
-      g.entry = entry.load(order::seq_cst);
+      // epoch_read_order: after our announcement (epochs.hpp).
+      g.entry = entry.load(epoch_read_order);
       if (entry_coalesced(g.entry)) return enter_result::protected_frame;
       epoch_exit(p_, g.slot);
       return enter_result::not_coalesced;
@@ -77,7 +89,25 @@ class frame_pinning {
   }
 
   [[nodiscard]] BAM_HD order slot_order() const {
-    return p_.pinning == pinning_kind::epochs ? order::seq_cst : order::acquire;
+    return p_.pinning == pinning_kind::epochs ? epoch_read_order : order::acquire;
+  }
+
+  /// Opens `s` if it is closed (epochs only). False if this thread has no reader slot.
+  [[nodiscard]] BAM_HD bool open(reader_section& s) const {
+    if (s.slot == reader_section::closed) s.slot = epoch_enter(p_);
+    return s.slot != reader_section::closed;
+  }
+  BAM_HD void close(reader_section& s) const {
+    if (s.slot == reader_section::closed) return;
+    epoch_exit(p_, s.slot);
+    s = reader_section{};
+  }
+  /// The entry in `entry_word`, read inside an open section: when it is coalesced, its frame
+  /// cannot be reused until the section closes.
+  [[nodiscard]] BAM_HD std::uint64_t entry_in(const reader_section&,
+                                              std::uint64_t& entry_word) const {
+    // epoch_read_order: after the section's announcement (epochs.hpp).
+    return atomic_ref<std::uint64_t>(entry_word).load(epoch_read_order);
   }
 
  private:

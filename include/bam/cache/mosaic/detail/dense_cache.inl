@@ -1130,14 +1130,8 @@ template <class Op>
 BAM_HD io_status dense_cache_ref::access(const array_slot& a, std::uint64_t page,
                                          std::uint64_t within, std::uint32_t bytes,
                                          bool warp_groups, bool dirty, Op&& op) const {
-  // Arrays count; a caller without statistics (the translation benchmark) passes none.
-  const bool counted = a.stats.shards != nullptr;
-  auto count = [&](std::uint64_t cache_stats::*member) {
-    if (counted) a.stats.add(member, 1);
-  };
-  count(&cache_stats::accesses);
-  if (counted) a.stats.add(&cache_stats::bytes_requested, bytes);
-  bool served = false;
+  count(a, &cache_stats::accesses);
+  count(a, &cache_stats::bytes_requested, bytes);
   if (warp_groups) {
     // Lanes touching one piece share one protection: the leader enters for the group, every
     // lane whose page is resident (in its slot, or in the shared frame of a splintered piece)
@@ -1156,23 +1150,55 @@ BAM_HD io_status dense_cache_ref::access(const array_slot& a, std::uint64_t page
     }
     held = warp::shfl(peers, held, leader);
     std::uint32_t line = 0;
+    bool served = false;
     if (entry_coalesced(held) && resident_line(held, page, line) &&
         owner_is(a, held, piece_of(page))) {
       op(cache_.line_data(line) + within);
       if (dirty) mark_dirty(line);
       served = true;
-      count(warp::lane() == leader ? &cache_stats::hits : &cache_stats::coalesced);
+      count(a, warp::lane() == leader ? &cache_stats::hits : &cache_stats::coalesced);
     }
     warp::sync(peers);  // every lane's use of the frame before the leader's release
     if (warp::lane() == leader && entry_coalesced(held)) pinning_.leave(g);
+    if (served) return {};
   }
-  if (served) return {};
+  return access_by_acquire(a, page, within, dirty, op);
+}
+
+template <class Op>
+BAM_HD io_status dense_cache_ref::access(const array_slot& a, std::uint64_t page,
+                                         std::uint64_t within, std::uint32_t bytes, bool dirty,
+                                         reader_section& section, Op&& op) const {
+  if (pool_.pinning != pinning_kind::epochs)
+    return access(a, page, within, bytes, false, dirty, op);
+  count(a, &cache_stats::accesses);
+  count(a, &cache_stats::bytes_requested, bytes);
+  if (section.uses >= section_renewal) pinning_.close(section);
+  if (pinning_.open(section)) {
+    ++section.uses;
+    const std::uint64_t e = pinning_.entry_in(section, a.large_table[piece_of(page)]);
+    std::uint32_t line = 0;
+    if (entry_coalesced(e) && resident_line(e, page, line) && owner_is(a, e, piece_of(page))) {
+      op(cache_.line_data(line) + within);
+      if (dirty) mark_dirty(line);
+      count(a, &cache_stats::hits);
+      return {};
+    }
+    pinning_.close(section);  // the miss path may wait
+  }
+  return access_by_acquire(a, page, within, dirty, op);
+}
+
+template <class Op>
+BAM_HD io_status dense_cache_ref::access_by_acquire(const array_slot& a, std::uint64_t page,
+                                                    std::uint64_t within, bool dirty,
+                                                    Op& op) const {
   frame_guard g;
   const acquire_result r = acquire(a, page, agent_index(), g);
-  count(r.kind == probe_kind::hit ? &cache_stats::hits : &cache_stats::misses);
-  if (r.kind == probe_kind::miss_wait) count(&cache_stats::miss_waits);
+  count(a, r.kind == probe_kind::hit ? &cache_stats::hits : &cache_stats::misses);
+  if (r.kind == probe_kind::miss_wait) count(a, &cache_stats::miss_waits);
   if (!r.status.ok()) {
-    count(&cache_stats::errors);
+    count(a, &cache_stats::errors);
     return r.status;
   }
   op(cache_.line_data(r.line) + within);
