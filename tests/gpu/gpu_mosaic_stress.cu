@@ -8,13 +8,22 @@
 // access, a pin or reader announcement left behind, or a frame count that drifted fails the
 // program, naming the element, what was expected and what was read.
 //
-//   gpu_mosaic_stress [--placement gpu_kernel|host_thread|both] [--small]
+// While a launch runs, the host prints its report's counters every few seconds, and a launch
+// whose counters stop moving ends the program with what was left unfinished.
+//
+//   gpu_mosaic_stress [--placement gpu_kernel|host_thread|both] [--small] [--grid BLOCKS]
+//                     [--stall-s SECONDS]
+//     --grid BLOCKS     blocks of every launch instead of the shape's (the cache is sized by it)
+//     --stall-s SECONDS how long no counter may move before a launch counts as stuck (60)
 
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
+#include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <bam/array.hpp>
@@ -42,6 +51,11 @@ constexpr std::uint32_t drop_gap_ns = 500'000;
 /// Bound on one launch. An epochs eviction waits for a grace period over every reader slot
 /// of the GPU, so a launch may take far longer than with frame pins.
 constexpr std::uint64_t launch_bound_ns = 300'000'000'000ull;
+/// Accesses a thread counts before adding them to its report: the host sees the launch move
+/// while it runs, at one atomic on host memory per this many accesses.
+constexpr std::uint32_t progress_step = 16;
+/// Between two progress lines of a running launch.
+constexpr std::chrono::seconds progress_period{5};
 
 /// The value writers store at element `i` (never the pattern's).
 BAM_HD inline std::uint64_t written_word(std::uint64_t i) { return ~pattern_word(i * 8); }
@@ -76,13 +90,18 @@ struct bad_access {
   role who;
 };
 
-/// What one launch did, in GPU memory, read by the host after it.
+/// What one launch did, in mapped pinned host memory: the host watches the counters while
+/// the launch runs (system scope, so that the GPU's additions reach host memory and not just
+/// its L2) and reads everything, the log included, after it.
 struct report {
   std::uint64_t reads;
   std::uint64_t writes;
   std::uint64_t wrong;
   std::uint64_t failed;
   std::uint64_t finished;  ///< worker threads done (the evictors stop when all are)
+  std::uint64_t writers_done;
+  std::uint64_t readers_done;
+  std::uint64_t evictors_done;  ///< evictor lanes
   std::uint64_t pages_dropped;
   std::uint64_t frames_dropped;
   std::uint64_t logged;
@@ -90,15 +109,38 @@ struct report {
 
   BAM_HD void note(role who, std::uint64_t index, std::uint64_t expected, std::uint64_t got,
                    io_status s) {
-    // relaxed: counts and the claim of a log entry; the host reads them after the launch.
-    atomic_ref<std::uint64_t>(s.ok() ? wrong : failed).fetch_add(1, order::relaxed);
-    const std::uint64_t n = atomic_ref<std::uint64_t>(logged).fetch_add(1, order::relaxed);
+    // relaxed: counts and the claim of a log entry; the entry itself is read after the launch.
+    atomic_ref<std::uint64_t, scope::system>(s.ok() ? wrong : failed).fetch_add(1, order::relaxed);
+    const std::uint64_t n =
+        atomic_ref<std::uint64_t, scope::system>(logged).fetch_add(1, order::relaxed);
     if (n < logged_max) first[n] = bad_access{index, expected, got, s.bits(), who};
   }
   BAM_HD void add(std::uint64_t& counter, std::uint64_t by) {
-    // relaxed: a total the host reads after the launch.
-    if (by != 0) atomic_ref<std::uint64_t>(counter).fetch_add(by, order::relaxed);
+    // relaxed: a total; the host's looks during the launch need no order with anything else.
+    if (by != 0) atomic_ref<std::uint64_t, scope::system>(counter).fetch_add(by, order::relaxed);
   }
+};
+
+/// One thread's count of accesses, added to a report counter every progress_step of them and
+/// when it is destroyed.
+class tally {
+ public:
+  BAM_HD tally(report* out, std::uint64_t& counter) : out_(out), counter_(&counter) {}
+  BAM_HD ~tally() { flush(); }
+  tally(const tally&) = delete;
+  tally& operator=(const tally&) = delete;
+  BAM_HD void operator++() {
+    if (++n_ == progress_step) flush();
+  }
+  BAM_HD void flush() {
+    out_->add(*counter_, n_);
+    n_ = 0;
+  }
+
+ private:
+  report* out_;
+  std::uint64_t* counter_;
+  std::uint64_t n_ = 0;
 };
 
 /// The stress launch. Roles go by warp, as an application's would: the first `evictor_warps`
@@ -130,19 +172,24 @@ struct stress_launch {
     const std::uint64_t w = warp - evictor_warps;
     if (w % 2 == 0) {
       write_then_read_back(w / 2 * lanes + lane);
+      out->add(out->writers_done, 1);
     } else {
       read_unwritten(w / 2, lane);
+      out->add(out->readers_done, 1);
     }
     out->add(out->finished, 1);
   }
 
   BAM_HD void write_then_read_back(std::uint64_t writer) const {
-    std::uint64_t stores = 0, reads = 0;
-    for (std::uint64_t i = 2 * writer; i < a.size(); i += 2 * writers) {
-      const io_status s = a.try_store(i, written_word(i));
-      ++stores;
-      if (!s.ok()) out->note(role::writer_store, i, written_word(i), 0, s);
+    {
+      tally stores(out, out->writes);
+      for (std::uint64_t i = 2 * writer; i < a.size(); i += 2 * writers) {
+        const io_status s = a.try_store(i, written_word(i));
+        ++stores;
+        if (!s.ok()) out->note(role::writer_store, i, written_word(i), 0, s);
+      }
     }
+    tally reads(out, out->reads);
     for (std::uint64_t i = 2 * writer; i < a.size(); i += 2 * writers) {
       std::uint64_t v = 0;
       const io_status s = a.try_read(i, v);
@@ -150,13 +197,11 @@ struct stress_launch {
       if (!s.ok() || v != written_word(i))
         out->note(role::writer_read_back, i, written_word(i), v, s);
     }
-    out->add(out->writes, stores);
-    out->add(out->reads, reads);
   }
 
   BAM_HD void read_unwritten(std::uint64_t reader_warp, std::uint64_t lane) const {
     const std::uint64_t span = 2 * lanes * reads_per_run;  // elements one run covers
-    std::uint64_t reads = 0;
+    tally reads(out, out->reads);
     for (std::uint32_t r = 0; r < rounds; ++r) {
       // The same hash in every lane of the warp (pattern_word is a good mixer).
       const std::uint64_t key = (reader_warp * rounds + r) * 2;
@@ -173,7 +218,6 @@ struct stress_launch {
           out->note(role::reader, i, pattern_word(i * 8), v, s);
       }
     }
-    out->add(out->reads, reads);
   }
 
   BAM_HD void evict(std::uint64_t id) const {
@@ -184,7 +228,8 @@ struct stress_launch {
     std::uint64_t pages = 0, whole = 0;
     // relaxed: a progress count; the drops themselves order what they touch.
     for (std::uint64_t k = 0;
-         atomic_ref<std::uint64_t>(out->finished).load(order::relaxed) < workers && !stop.expired();
+         atomic_ref<std::uint64_t, scope::system>(out->finished).load(order::relaxed) < workers &&
+         !stop.expired();
          ++k) {
       const std::uint64_t h = pattern_word(seed ^ (id << 32) ^ k);
       if (h % 4 == 0) {
@@ -193,9 +238,15 @@ struct stress_launch {
         pages += dense.drop_page(a.slot(), (h >> 8) % a.slot().pages) ? 1 : 0;
       }
       gap.pause();
+      if (k % progress_step == progress_step - 1) {  // the host sees the evictors at work
+        out->add(out->pages_dropped, pages);
+        out->add(out->frames_dropped, whole);
+        pages = whole = 0;
+      }
     }
     out->add(out->pages_dropped, pages);
     out->add(out->frames_dropped, whole);
+    out->add(out->evictors_done, 1);
   }
 };
 
@@ -205,14 +256,16 @@ struct verify_launch {
   array_ref<std::uint64_t> a;
   report* out;
   BAM_HD void operator()(thread_index t) const {
-    std::uint64_t reads = 0;
-    for (std::uint64_t i = t.id; i < a.size(); i += t.count) {
-      std::uint64_t v = 0;
-      const io_status s = a.try_read(i, v);
-      ++reads;
-      if (!s.ok() || v != final_word(i)) out->note(role::verifier, i, final_word(i), v, s);
+    {
+      tally reads(out, out->reads);
+      for (std::uint64_t i = t.id; i < a.size(); i += t.count) {
+        std::uint64_t v = 0;
+        const io_status s = a.try_read(i, v);
+        ++reads;
+        if (!s.ok() || v != final_word(i)) out->note(role::verifier, i, final_word(i), v, s);
+      }
     }
-    out->add(out->reads, reads);
+    out->add(out->finished, 1);
   }
 };
 
@@ -240,17 +293,37 @@ constexpr stress_case cases[] = {
     {pinning_kind::epochs, cache_mode::naive, 4096, 2ull << 20},
 };
 
+/// This program's options beside gpu_test's.
+struct stress_options {
+  std::uint32_t grid = 0;  ///< blocks of every launch; 0: the shape's
+  std::chrono::seconds stall{60};
+};
+
 struct shape {
   std::uint32_t grid;
   std::uint32_t block;
   std::uint32_t rounds;  ///< runs per reader warp
 };
 
-shape shape_for(controller_placement p, bool small) {
-  if (small) return {8, 128, 4};
-  // A host thread serves every command there (one CUDA copy each): fewer threads.
-  if (p == controller_placement::host_thread) return {64, 256, 8};
-  return {1024, 256, 8};
+shape shape_for(controller_placement p, bool small, const stress_options& so) {
+  shape s{264, 256, 8};
+  if (small) {
+    s = {8, 128, 4};
+  } else if (p == controller_placement::host_thread) {
+    s = {64, 256, 8};  // a host thread serves every command there (one CUDA copy each)
+  }
+  // The gpu_kernel shape: 264 x 256 = 67,584 threads, 2 blocks per SM of the H200's 132 (all
+  // resident at once if registers allow) = 2,112 warps, so the cache has 2 x 2,112 = 4,224
+  // lines (lines_for) and half of them, 2,112 lines, are frames:
+  // - 4 KiB lines: 2 MiB frames would be 4, under min_frames (8), so 8 frames of 1 MiB; 32 MiB
+  //   of data in 32 pieces; 33,792 writers store 2 M even elements, 62 each.
+  // - 512 B lines: 16 frames of 64 KiB; 4 MiB in 64 pieces; under 8 stores per writer.
+  // Writers sweep every piece, so either way there are at least 32 reservations of at most 16
+  // frames and every frame is evicted at least once per sweep. The previous 1,024 blocks gave
+  // 4x the data (128 MiB, 64 pieces) and 4x the writers (262,144 threads, more than one SM
+  // round) for the same 16 frames, and did not finish within 100 s.
+  if (so.grid != 0) s.grid = so.grid;
+  return s;
 }
 
 /// A writable array's launch needs two lines per warp it runs (array::ref_for_launch); at
@@ -340,13 +413,100 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-void run_case(checker& c, controller_placement placement, const options& o, const stress_case& k) {
+/// A counter of a running launch's report the host shows, and how far it should get (0: no
+/// known end). Counters that `move` are progress; the evictors' drops are not (they go on
+/// while every worker is stuck).
+struct gauge {
+  const char* name;
+  std::uint64_t* counter;
+  std::uint64_t expected;
+  bool moves;
+};
+
+std::uint64_t look(std::uint64_t& counter) {
+  // relaxed: a progress look; the GPU adds to it with system-scope atomics.
+  return atomic_ref<std::uint64_t, scope::system>(counter).load(order::relaxed);
+}
+
+std::string describe(std::span<const gauge> gauges, bool unfinished_only) {
+  std::string line;
+  for (const gauge& g : gauges) {
+    const std::uint64_t v = look(*g.counter);
+    if (unfinished_only && (g.expected == 0 || v >= g.expected)) continue;
+    if (!line.empty()) line += ", ";
+    line += g.name;
+    line += ' ';
+    line += std::to_string(v);
+    if (g.expected != 0) {
+      line += '/';
+      line += std::to_string(g.expected);
+    }
+  }
+  return line;
+}
+
+/// Waits for the launch on the runtime's stream, printing its report's counters every
+/// progress_period. When no counter that `moves` has changed for `stall` (or the launch passed
+/// launch_bound_ns), prints what is unfinished and the first bad accesses, and ends the
+/// process: a running kernel can be neither stopped nor freed (a free waits for it), so
+/// std::_Exit after flushing is the only way out of a test binary that would otherwise hang.
+void watch_launch(checker& c, gpu_runtime& rt, report& r, std::span<const gauge> gauges,
+                  const std::string& what, std::chrono::seconds stall) {
+  using clock = std::chrono::steady_clock;
+  const clock::time_point began = clock::now();
+  clock::time_point moved = began, next_line = began + progress_period;
+  std::vector<std::uint64_t> last(gauges.size(), 0);
+  for (;;) {
+    const cudaError_t e = cudaStreamQuery(rt.stream());
+    if (e != cudaErrorNotReady) break;  // done, or failed: the checked wait below tells
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const clock::time_point now = clock::now();
+    for (std::size_t i = 0; i < gauges.size(); ++i) {
+      const std::uint64_t v = look(*gauges[i].counter);
+      if (gauges[i].moves && v != last[i]) moved = now;
+      last[i] = v;
+    }
+    if (now >= next_line) {
+      next_line += progress_period;
+      c.note(what + " at " + std::to_string(static_cast<int>(seconds_since(began))) +
+             " s: " + describe(gauges, false));
+    }
+    const bool stalled = now - moved > stall;
+    if (!stalled &&
+        now - began < std::chrono::nanoseconds(static_cast<std::int64_t>(launch_bound_ns)))
+      continue;
+    c.expect(false, what +
+                        (stalled ? " made no progress for " + std::to_string(stall.count()) + " s"
+                                 : " passed its bound of " +
+                                       std::to_string(launch_bound_ns / 1'000'000'000) + " s") +
+                        " after " + std::to_string(static_cast<int>(seconds_since(began))) +
+                        " s; unfinished: " + describe(gauges, true) +
+                        "; all: " + describe(gauges, false));
+    // The log entries may still be filling in (best effort: they are only read here).
+    const std::uint64_t shown = std::min<std::uint64_t>(look(r.logged), logged_max);
+    for (std::uint64_t n = 0; n < shown; ++n) {
+      const bad_access& b = r.first[n];
+      std::fprintf(stderr, "  %s: element %" PRIu64 " (%s): %s\n", what.c_str(), b.index,
+                   role_name(b.who), io_status::from_bits(b.status).name());
+    }
+    for (const std::string& line : rt.watchdog_reports())
+      std::fprintf(stderr, "  %s\n", line.c_str());
+    std::fprintf(stderr, "%s: a kernel did not finish; exiting without cleanup\n", what.c_str());
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(2);
+  }
+  wait_or_exit(c, rt, what, launch_bound_ns);  // at once; a failed launch ends the process
+}
+
+void run_case(checker& c, controller_placement placement, const options& o,
+              const stress_options& so, const stress_case& k) {
   const std::string what = std::string(name(placement)) + " " + to_string(k.pinning) + " " +
                            to_string(k.mode) + " line=" + std::to_string(k.line_bytes);
   guarded(c, what, [&] {
     gpu_runtime rt(test_runtime_config());
     if (!c.expect(rt.gpu(), "a GPU is present: " + rt.message())) return;
-    const shape s = shape_for(placement, o.small);
+    const shape s = shape_for(placement, o.small, so);
     const cache_config config{.line_bytes = k.line_bytes,
                               .capacity_bytes = lines_for(s) * k.line_bytes,
                               .mode = k.mode,
@@ -365,11 +525,13 @@ void run_case(checker& c, controller_placement placement, const options& o, cons
     auto image = pattern_image(data, memory_kind::pinned, rt);
     emulated_storage ssd(storage_for(placement), image, &rt);
     array<std::uint64_t> a(cache, ssd.ref(), {.name = "dense", .dense = true});
-    device_memory reports(2 * sizeof(report));
-    zero_async(reports.data(), reports.bytes(), rt.stream());
+    pinned_memory reports(2 * sizeof(report));  // zero-filled; the host watches it
     report* const stressed = reports.as<report>();
     report* const verified = stressed + 1;
     warm_up_kernels(rt);
+    int resident_blocks = 0;  // per SM, for reading the timings
+    BAM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &resident_blocks, kernel_function<stress_launch>(), static_cast<int>(s.block), 0));
     stop_guard stop(rt);
     rt.start();
 
@@ -383,20 +545,33 @@ void run_case(checker& c, controller_placement placement, const options& o, cons
     const std::uint64_t evictor_warps = 1;
     const std::uint64_t worker_warps = warps - evictor_warps;
     const std::uint64_t writers = (worker_warps + 1) / 2 * lanes;
-    c.note(what + ": " + std::to_string(threads) + " threads (" + std::to_string(writers) +
-           " writers), " + std::to_string(g.frames) + " frames of " +
-           std::to_string(g.frame_bytes >> 10) + " KiB, " + std::to_string(data >> 10) +
-           " KiB of data (" + std::to_string(data / g.frame_bytes) + " pieces); " + ssd.describe());
+    const std::uint64_t readers = worker_warps * lanes - writers;
+    c.note(what + ": " + std::to_string(s.grid) + " x " + std::to_string(s.block) + " = " +
+           std::to_string(threads) + " threads (" + std::to_string(writers) + " writers, " +
+           std::to_string(resident_blocks) + " blocks per SM resident), " +
+           std::to_string(g.frames) + " frames of " + std::to_string(g.frame_bytes >> 10) +
+           " KiB, " + std::to_string(data >> 10) + " KiB of data (" +
+           std::to_string(data / g.frame_bytes) + " pieces); " + ssd.describe());
 
+    const gauge stress_gauges[] = {
+        {"writes", &stressed->writes, (a.size() + 1) / 2, true},
+        {"reads", &stressed->reads, (a.size() + 1) / 2 + readers * s.rounds * reads_per_run, true},
+        {"writers done", &stressed->writers_done, writers, true},
+        {"readers done", &stressed->readers_done, readers, true},
+        {"evictor lanes done", &stressed->evictors_done, evictor_warps * lanes, true},
+        {"pages dropped", &stressed->pages_dropped, 0, false},
+        {"frames dropped", &stressed->frames_dropped, 0, false},
+        {"wrong", &stressed->wrong, 0, true},
+        {"failed", &stressed->failed, 0, true}};
     auto t0 = std::chrono::steady_clock::now();
     launch(rt.stream(), s.grid, s.block,
            stress_launch{ref, cache.ref(), stressed, lanes, evictor_warps, writers,
                          worker_warps * lanes, s.rounds, 0x5eed0000ull + k.line_bytes,
                          launch_bound_ns});
-    wait_or_exit(c, rt, what + ": stress launch", launch_bound_ns);
+    watch_launch(c, rt, *stressed, stress_gauges, what + ": stress launch", so.stall);
     const double stress_s = seconds_since(t0);
     const cache_stats during = a.stats();
-    const report r1 = download(rt, stressed, 1)[0];
+    const report r1 = *stressed;  // the launch is over: plain reads see all of it
     expect_clean(c, r1, what + ": stress launch");
     c.equal(r1.writes, (a.size() + 1) / 2, what + ": stores made (every even element once)");
     c.equal(r1.finished, worker_warps * lanes, what + ": worker threads finished");
@@ -407,11 +582,15 @@ void run_case(checker& c, controller_placement placement, const options& o, cons
     c.expect(during.coalesces > g.frames, what + ": frames reserved again (" + reserved + ")");
     c.expect(during.evictions > 0, what + ": frames evicted during the stress launch");
 
+    const gauge verify_gauges[] = {{"reads", &verified->reads, a.size(), true},
+                                   {"threads done", &verified->finished, threads, true},
+                                   {"wrong", &verified->wrong, 0, true},
+                                   {"failed", &verified->failed, 0, true}};
     t0 = std::chrono::steady_clock::now();
     launch(rt.stream(), s.grid, s.block, verify_launch{ref, verified});
-    wait_or_exit(c, rt, what + ": verify launch", launch_bound_ns);
+    watch_launch(c, rt, *verified, verify_gauges, what + ": verify launch", so.stall);
     const double verify_s = seconds_since(t0);
-    const report r2 = download(rt, verified, 1)[0];
+    const report r2 = *verified;
     expect_clean(c, r2, what + ": verify launch");
     c.equal(r2.reads, a.size(), what + ": elements verified");
     a.flush();
@@ -440,6 +619,35 @@ void run_case(checker& c, controller_placement placement, const options& o, cons
   });
 }
 
+/// Takes this program's options out of argv, leaving gpu_test's to parse().
+stress_options take_stress_options(std::vector<char*>& args) {
+  stress_options so;
+  auto number = [&](std::size_t i) {
+    if (i + 1 >= args.size()) throw input_error(std::string(args[i]) + " needs a number");
+    char* end = nullptr;
+    const unsigned long v = std::strtoul(args[i + 1], &end, 10);
+    if (*end != '\0' || v == 0 || v > 1'000'000) {
+      throw input_error(std::string(args[i]) + " needs a positive number, not '" + args[i + 1] +
+                        "'");
+    }
+    return static_cast<std::uint32_t>(v);
+  };
+  for (std::size_t i = 1; i < args.size();) {
+    const std::string a = args[i];
+    if (a == "--grid") {
+      so.grid = number(i);
+    } else if (a == "--stall-s") {
+      so.stall = std::chrono::seconds(number(i));
+    } else {
+      ++i;
+      continue;
+    }
+    args.erase(args.begin() + static_cast<std::ptrdiff_t>(i),
+               args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+  }
+  return so;
+}
+
 }  // namespace
 }  // namespace bam::gpu_test
 
@@ -449,9 +657,11 @@ int main(int argc, char** argv) {
   using namespace bam::gpu_test;
   checker c("gpu_mosaic_stress");
   try {
-    const options o = parse(argc, argv);
+    std::vector<char*> args(argv, argv + argc);
+    const stress_options so = take_stress_options(args);
+    const options o = parse(static_cast<int>(args.size()), args.data());
     for (const bam::controller_placement p : o.placements) {
-      for (const stress_case& k : cases) run_case(c, p, o, k);
+      for (const stress_case& k : cases) run_case(c, p, o, so, k);
     }
   } catch (const std::exception& e) {
     c.expect(false, e.what());
