@@ -86,22 +86,33 @@ BAM_HD inline bool epoch_grace_period(const frame_pool_view& p, std::uint64_t de
   // one that precedes the fence is seen by our relaxed load (C++20 fence rules).
   device_fence<scope::device>();
   const auto busy = [e](std::uint64_t v) { return v != 0 && v <= e; };
+  // Passes: each loads the slots in [first, end) in batches and narrows the range to the
+  // first and last slot still busy; the next pass comes after one pause. A reader leaves
+  // within one access, so a pass rarely finds many left. Waiting slot by slot instead sleeps
+  // once per busy slot, and with tens of thousands of GPU readers in their hit loops (each
+  // announced most of the time) that added up to seconds per grace period.
   backoff pause;
-  for (std::uint32_t base = 0; base < p.epoch_slot_count; base += epoch_scan_batch) {
-    const std::uint32_t n =
-        p.epoch_slot_count - base < epoch_scan_batch ? p.epoch_slot_count - base : epoch_scan_batch;
-    std::uint64_t seen[epoch_scan_batch];
-    for (std::uint32_t i = 0; i < n; ++i) {
-      // epoch_scan_order: see above; the closing fence makes the relaxed loads acquire.
-      seen[i] = atomic_ref<std::uint64_t>(p.epoch_slots[base + i]).load(epoch_scan_order);
-    }
-    for (std::uint32_t i = 0; i < n; ++i) {
-      atomic_ref<std::uint64_t> slot(p.epoch_slots[base + i]);
-      for (std::uint64_t v = seen[i]; busy(v); v = slot.load(epoch_scan_order)) {
-        if (now_ns() > deadline_ns) return false;
-        pause.pause();
+  std::uint32_t first = 0, end = p.epoch_slot_count;
+  for (;;) {
+    std::uint32_t busy_first = end, busy_end = first;
+    for (std::uint32_t base = first; base < end; base += epoch_scan_batch) {
+      const std::uint32_t n = end - base < epoch_scan_batch ? end - base : epoch_scan_batch;
+      std::uint64_t seen[epoch_scan_batch];
+      for (std::uint32_t i = 0; i < n; ++i) {
+        // epoch_scan_order: see above; the closing fence makes the relaxed loads acquire.
+        seen[i] = atomic_ref<std::uint64_t>(p.epoch_slots[base + i]).load(epoch_scan_order);
+      }
+      for (std::uint32_t i = 0; i < n; ++i) {
+        if (!busy(seen[i])) continue;
+        if (busy_first == end) busy_first = base + i;
+        busy_end = base + i + 1;
       }
     }
+    if (busy_first >= busy_end) break;
+    if (now_ns() > deadline_ns) return false;
+    first = busy_first;
+    end = busy_end;
+    pause.pause();
   }
   // Device: acquire for the relaxed loads that saw readers leave (their exits store with release).
   device_fence<scope::device>();
