@@ -489,12 +489,7 @@ void watch_launch(checker& c, gpu_runtime& rt, report& r, std::span<const gauge>
       std::fprintf(stderr, "  %s: element %" PRIu64 " (%s): %s\n", what.c_str(), b.index,
                    role_name(b.who), io_status::from_bits(b.status).name());
     }
-    for (const std::string& line : rt.watchdog_reports())
-      std::fprintf(stderr, "  %s\n", line.c_str());
-    std::fprintf(stderr, "%s: a kernel did not finish; exiting without cleanup\n", what.c_str());
-    std::fflush(stdout);
-    std::fflush(stderr);
-    std::_Exit(2);
+    exit_without_cleanup(rt, what);
   }
   wait_or_exit(c, rt, what, launch_bound_ns);  // at once; a failed launch ends the process
 }

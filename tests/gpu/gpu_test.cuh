@@ -191,6 +191,17 @@ void guarded(checker& c, const std::string& what, Body&& body) {
   c.note("end: " + what);
 }
 
+/// Prints the watchdog's lines and ends the process: a kernel that did not finish can be
+/// neither stopped nor freed (a free waits for it), so cleanup would hang.
+[[noreturn]] inline void exit_without_cleanup(gpu_runtime& rt, const std::string& what) {
+  for (const std::string& line : rt.watchdog_reports())
+    std::fprintf(stderr, "  %s\n", line.c_str());
+  std::fprintf(stderr, "%s: a kernel did not finish; exiting without cleanup\n", what.c_str());
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(2);
+}
+
 /// Waits for the kernels on the runtime's stream. A kernel that does not finish can be neither
 /// stopped nor freed (a free waits for it), so a timeout ends the process with the reason and
 /// the watchdog's lines rather than hanging in destructors.
@@ -200,12 +211,7 @@ inline void wait_or_exit(checker& c, gpu_runtime& rt, const std::string& what,
     rt.synchronize(rt.stream(), timeout_ns, what);
   } catch (const std::exception& e) {
     c.expect(false, e.what());
-    for (const std::string& line : rt.watchdog_reports())
-      std::fprintf(stderr, "  %s\n", line.c_str());
-    std::fprintf(stderr, "%s: a kernel did not finish; exiting without cleanup\n", what.c_str());
-    std::fflush(stdout);
-    std::fflush(stderr);
-    std::_Exit(2);
+    exit_without_cleanup(rt, what);
   }
 }
 

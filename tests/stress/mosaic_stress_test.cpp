@@ -53,6 +53,25 @@ cache_config small_two_level(const stress_case& c) {
   return cfg;
 }
 
+/// What a temp_file of `words` holds before anyone writes: the pattern.
+std::vector<std::uint64_t> file_pattern(std::uint64_t words) {
+  std::vector<std::uint64_t> v(words);
+  for (std::uint64_t i = 0; i < words; ++i) v[i] = pattern_word(i);
+  return v;
+}
+
+/// A file of `words` holding the pattern, a rig with cache `cfg` over it, and what the file
+/// is expected to hold (the pattern until a test writes).
+struct file_rig {
+  file_rig(std::uint64_t words, const cache_config& cfg)
+      : file(words),
+        r(backing_store::from_file(file.path(), true), fast_storage(), cfg, 8),
+        expected(file_pattern(words)) {}
+  temp_file file;
+  rig r;
+  std::vector<std::uint64_t> expected;
+};
+
 /// Drops random pages and frames of `a` until `stop`; counts what it dropped.
 void evict_until(const page_cache& cache, const array_slot& a, std::uint64_t pages,
                  const std::atomic<bool>& stop, unsigned seed,
@@ -102,10 +121,9 @@ class MosaicStress : public ::testing::TestWithParam<stress_case> {};
 TEST_P(MosaicStress, ReadersWritersAndEvictionsNeverSeeWrongBytes) {
   const stress_case c = GetParam();
   const std::uint64_t words = 32 * 512;  // 32 pieces of 4 KiB: twice the frame pool
-  temp_file file(words);
-  rig r(backing_store::from_file(file.path(), true), fast_storage(), small_two_level(c), 8);
-  std::vector<std::uint64_t> expected(words);
-  for (std::uint64_t i = 0; i < words; ++i) expected[i] = pattern_word(i);
+  file_rig f(words, small_two_level(c));
+  rig& r = f.r;
+  std::vector<std::uint64_t>& expected = f.expected;
   const auto writers = static_cast<unsigned>(scaled(32, 12));
   const auto readers = static_cast<unsigned>(scaled(32, 12));
   const unsigned evictors = 2;
@@ -156,7 +174,7 @@ TEST_P(MosaicStress, ReadersWritersAndEvictionsNeverSeeWrongBytes) {
     EXPECT_GT(a.stats().evictions, 0u) << "reservations should have evicted frames";
     expect_at_rest(a, r, expected);
   }
-  expect_file_holds(file, expected, pages_dropped.load(), frames_dropped.load());
+  expect_file_holds(f.file, expected, pages_dropped.load(), frames_dropped.load());
 }
 
 // Threads that keep one epoch section open across all their accesses (renewed every
@@ -164,21 +182,17 @@ TEST_P(MosaicStress, ReadersWritersAndEvictionsNeverSeeWrongBytes) {
 // stores made inside a section reach the file. Under frame pins the section path is the
 // per-access one.
 TEST_P(MosaicStress, SectionReadersAndWritersAmongEvictionsNeverSeeWrongBytes) {
-  const stress_case c = GetParam();
-  const std::uint64_t words = 32 * 512;  // 32 pieces of 4 KiB: twice the frame pool
-  temp_file file(words);
-  rig r(backing_store::from_file(file.path(), true), fast_storage(), small_two_level(c), 8);
-  std::vector<std::uint64_t> expected(words);
-  for (std::uint64_t i = 0; i < words; ++i) expected[i] = pattern_word(i);
+  file_rig f(32 * 512, small_two_level(GetParam()));  // 32 pieces of 4 KiB: twice the pool
+  const std::uint64_t words = f.expected.size();
   const auto writers = static_cast<unsigned>(scaled(16, 6));
   const auto readers = static_cast<unsigned>(scaled(32, 12));
   const std::uint64_t reads = scaled(4000, 400);
   std::atomic<std::uint64_t> wrong{0}, failed{0}, pages_dropped{0}, frames_dropped{0};
   {
-    array<std::uint64_t> a(r.cache(), r.set(), {.name = "dense", .dense = true});
+    array<std::uint64_t> a(f.r.cache(), f.r.set(), {.name = "dense", .dense = true});
     const array_ref<std::uint64_t> ref = a.ref();
     const array_slot& slot = ref.slot();
-    const page_cache_ref cache = r.cache().ref();
+    const page_cache_ref cache = f.r.cache().ref();
     const dense_cache_ref dense(cache);
     const std::uint32_t shift = cache.line_shift();
     // One 8-byte element through the section path; `store` writes `value` first.
@@ -194,7 +208,7 @@ TEST_P(MosaicStress, SectionReadersAndWritersAmongEvictionsNeverSeeWrongBytes) {
                           });
     };
     std::atomic<bool> stop{false};
-    std::thread evicting(evict_until, std::cref(r.cache()), std::cref(slot), slot.pages,
+    std::thread evicting(evict_until, std::cref(f.r.cache()), std::cref(slot), slot.pages,
                          std::cref(stop), 300, std::ref(pages_dropped), std::ref(frames_dropped));
     run_threads(writers + readers, [&](unsigned t) {
       cache::mosaic::reader_section section;
@@ -223,13 +237,13 @@ TEST_P(MosaicStress, SectionReadersAndWritersAmongEvictionsNeverSeeWrongBytes) {
     });
     stop = true;
     evicting.join();
-    for (std::uint64_t i = 0; i < words; i += 2) expected[i] = written_word(i);
+    for (std::uint64_t i = 0; i < words; i += 2) f.expected[i] = written_word(i);
     EXPECT_EQ(failed.load(), 0u);
     EXPECT_EQ(wrong.load(), 0u);
     EXPECT_GT(a.stats().evictions, 0u) << "reservations should have evicted frames";
-    expect_at_rest(a, r, expected);
+    expect_at_rest(a, f.r, f.expected);
   }
-  expect_file_holds(file, expected, pages_dropped.load(), frames_dropped.load());
+  expect_file_holds(f.file, f.expected, pages_dropped.load(), frames_dropped.load());
 }
 
 TEST_P(MosaicStress, SoftwareWarpsShareOneProtectionPerPieceWhileFramesMove) {
@@ -285,8 +299,7 @@ TEST_P(MosaicStress, TenantsWithQuotasNeverSeeEachOthersDataAndKeepTheirQuotas) 
   constexpr std::uint32_t quota[tenants] = {4, 6, 0};
   temp_file file(tenants * words);
   rig r(backing_store::from_file(file.path(), true), fast_storage(), small_two_level(c), 8);
-  std::vector<std::uint64_t> expected(tenants * words);
-  for (std::uint64_t i = 0; i < expected.size(); ++i) expected[i] = pattern_word(i);
+  std::vector<std::uint64_t> expected = file_pattern(tenants * words);
   const auto writers = static_cast<unsigned>(scaled(8, 3));
   const auto readers = static_cast<unsigned>(scaled(8, 3));
   const std::uint64_t reads = scaled(3000, 300);
@@ -391,8 +404,7 @@ TEST_P(MosaicStress, SplintersAndPromotionsAmongReadersWritersAndDropsNeverSeeWr
   cfg.victim_timeout_ns = victim_timeout();
   cfg.check_frame_owners = true;
   rig r(backing_store::from_file(file.path(), true), fast_storage(), cfg, 8);
-  std::vector<std::uint64_t> expected(words);
-  for (std::uint64_t i = 0; i < words; ++i) expected[i] = pattern_word(i);
+  std::vector<std::uint64_t> expected = file_pattern(words);
   const auto writers = static_cast<unsigned>(scaled(6, 2));
   const auto readers = static_cast<unsigned>(scaled(6, 2));
   const auto scanners = static_cast<unsigned>(scaled(2, 1));
@@ -471,8 +483,7 @@ TEST_P(MosaicStress, CompactionAmongSplintersPromotionsWritersAndDropsNeverSeesW
   cfg.victim_timeout_ns = victim_timeout();
   cfg.check_frame_owners = true;
   rig r(backing_store::from_file(file.path(), true), fast_storage(), cfg, 8);
-  std::vector<std::uint64_t> expected(tenants * words);
-  for (std::uint64_t i = 0; i < expected.size(); ++i) expected[i] = pattern_word(i);
+  std::vector<std::uint64_t> expected = file_pattern(tenants * words);
   const auto writers = static_cast<unsigned>(scaled(4, 2));
   const auto readers = static_cast<unsigned>(scaled(4, 1));
   const std::uint64_t ops = scaled(3000, 300);
