@@ -85,8 +85,13 @@ class gpu_executor {
     std::uint64_t size_ = 0;
   };
 
-  /// Reserves `work_bytes` of GPU memory for working arrays. Before rt.start().
-  gpu_executor(gpu_runtime& rt, std::uint64_t work_bytes) : rt_(&rt) {
+  /// Reserves `work_bytes` of GPU memory for working arrays. Before rt.start(). Launches and
+  /// copies go on `stream` (null: the runtime's application stream); several executors on
+  /// streams of their own run apps side by side (`bam tenants`). A stream of its own must be
+  /// in the runtime's context (plain streams: runtime_config::green_contexts = false), where
+  /// warm_up() loaded the kernels, and outlive the executor.
+  gpu_executor(gpu_runtime& rt, std::uint64_t work_bytes, stream_handle stream = nullptr)
+      : rt_(&rt), stream_(stream != nullptr ? stream : rt.stream()) {
     if (!rt.gpu()) throw error("the GPU executor needs a GPU: " + rt.message());
     arena_.memory = device_memory(work_bytes);
     int device = 0;
@@ -119,24 +124,27 @@ class gpu_executor {
   template <class T>
   void upload(buffer<T>& dst, std::uint64_t first, std::span<const T> src) {
     check_copy_range("gpu_executor", dst.size(), first, src.size());
-    if (!src.empty()) copy_async(dst.data() + first, src.data(), src.size_bytes(), rt_->stream());
+    if (!src.empty()) copy_async(dst.data() + first, src.data(), src.size_bytes(), stream_);
     synchronize();  // the source may be a temporary of the caller
   }
 
   template <class T>
   void download(const buffer<T>& src, std::uint64_t first, std::span<T> dst) {
     check_copy_range("gpu_executor", src.size(), first, dst.size());
-    if (!dst.empty()) copy_async(dst.data(), src.data() + first, dst.size_bytes(), rt_->stream());
+    if (!dst.empty()) copy_async(dst.data(), src.data() + first, dst.size_bytes(), stream_);
     synchronize();
   }
 
   template <class Kernel>
   void launch(launch_shape shape, const Kernel& kernel) {
     static_assert(std::is_trivially_copyable_v<Kernel>, "kernels hold pointers and refs only");
-    bam::launch(rt_->stream(), shape.grid, shape.block, kernel);
+    bam::launch(stream_, shape.grid, shape.block, kernel);
   }
 
-  void synchronize() { rt_->synchronize(rt_->stream(), 0, "an app kernel"); }
+  void synchronize() { rt_->synchronize(stream_, 0, "an app kernel"); }
+
+  /// The stream its launches and copies go on.
+  [[nodiscard]] stream_handle stream() const { return stream_; }
 
   /// Proactive tiling's two buffers (executor.hpp, tiled_edges.hpp) in GPU memory from the
   /// arena. A load is a cudaMemcpyAsync on a copy stream of their own, so it overlaps the
@@ -151,6 +159,7 @@ class gpu_executor {
    public:
     tiles(gpu_executor& exec, std::uint64_t elements)
         : rt_(exec.rt_),
+          stream_(exec.stream_),
           copy_(owned_stream::create_non_blocking()),
           slots_{exec.allocate<T>(elements), exec.allocate<T>(elements)} {
       for (unsigned slot = 0; slot < 2; ++slot) {
@@ -172,6 +181,7 @@ class gpu_executor {
     }
     tiles(tiles&& o) noexcept
         : rt_(o.rt_),
+          stream_(o.stream_),
           copy_(std::move(o.copy_)),
           slots_{std::move(o.slots_[0]), std::move(o.slots_[1])} {
       for (unsigned slot = 0; slot < 2; ++slot) {
@@ -194,14 +204,13 @@ class gpu_executor {
       BAM_CUDA_CHECK(cudaEventRecord(loaded_[slot], copy_.get()));
     }
     /// Launches queued on the app stream from now on wait for the slot's last copy.
-    void acquire(unsigned slot) {
-      BAM_CUDA_CHECK(cudaStreamWaitEvent(rt_->stream(), loaded_[slot], 0));
-    }
+    void acquire(unsigned slot) { BAM_CUDA_CHECK(cudaStreamWaitEvent(stream_, loaded_[slot], 0)); }
     /// The next copy into the slot waits for the launches queued on the app stream so far.
-    void release(unsigned slot) { BAM_CUDA_CHECK(cudaEventRecord(freed_[slot], rt_->stream())); }
+    void release(unsigned slot) { BAM_CUDA_CHECK(cudaEventRecord(freed_[slot], stream_)); }
 
    private:
     gpu_runtime* rt_;
+    stream_handle stream_;  ///< the executor's
     owned_stream copy_;
     buffer<T> slots_[2];
     cudaEvent_t loaded_[2] = {nullptr, nullptr};
@@ -225,6 +234,7 @@ class gpu_executor {
 
  private:
   gpu_runtime* rt_;
+  stream_handle stream_;
   arena arena_;
   std::uint64_t max_threads_ = 0;
 };
