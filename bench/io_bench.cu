@@ -48,8 +48,9 @@ struct run_config {
   bool write = false;
   bool naive = false;
   bool lane_map = false;
-  std::uint64_t threads = 0;    ///< 0: every resident thread
-  std::uint64_t footprint = 0;  ///< image bytes addressed (0: the whole image)
+  std::uint32_t lanes_per_warp = 32;  ///< working lanes per warp (a divisor of 32)
+  std::uint64_t threads = 0;          ///< working threads; 0: every resident thread
+  std::uint64_t footprint = 0;        ///< image bytes addressed (0: the whole image)
   double seconds = 0.2;
   std::uint64_t* trace = nullptr;  ///< sample stages when set
 };
@@ -60,6 +61,7 @@ struct run_result {
   double seconds = 0;
   double rate = 0;
   double entries_per_doorbell = 0;
+  double completions_per_drain = 0;  ///< completions per CQ head doorbell
   std::vector<stage_sample> samples;
 };
 
@@ -91,13 +93,14 @@ class session {
   void warm_up() {
     rt_.preload({kernel_function<io_worker>(), kernel_function<zero_words>(),
                  kernel_function<controller_fill>(), kernel_function<controller_ring>(),
-                 kernel_function<controller_collect>()});
+                 kernel_function<controller_collect>(), kernel_function<fence_probe>()});
     rt_.warm_up([](stream_handle s) {
       warm_up_launch<io_worker>(s);
       warm_up_launch<zero_words>(s);
       warm_up_launch<controller_fill>(s);
       warm_up_launch<controller_ring>(s);
       warm_up_launch<controller_collect>(s);
+      warm_up_launch<fence_probe>(s);
     });
   }
 
@@ -108,12 +111,18 @@ class session {
   /// One timed run of io_worker against `ssd` (started).
   run_result run(const emulated_storage& ssd, const run_config& c) {
     const device_set_ref set = ssd.ref();
+    // Working threads, whole warps' worth; launched threads, whole warps of which the first
+    // lanes_per_warp lanes work.
+    const std::uint64_t lanes = c.lanes_per_warp;
     std::uint64_t threads = c.threads ? c.threads : resident_;
-    threads = std::min(std::max<std::uint64_t>(32, (threads + 31) / 32 * 32), resident_);
+    threads = std::min(std::max<std::uint64_t>(32, (threads + 31) / 32 * 32),
+                       resident_ / warp_lanes * lanes);
+    std::uint64_t launched = threads / lanes * warp_lanes;
     const std::uint32_t block =
-        threads < block_threads ? static_cast<std::uint32_t>(threads) : block_threads;
-    const auto grid = static_cast<std::uint32_t>((threads + block - 1) / block);
-    threads = std::uint64_t{grid} * block;
+        launched < block_threads ? static_cast<std::uint32_t>(launched) : block_threads;
+    const auto grid = static_cast<std::uint32_t>((launched + block - 1) / block);
+    launched = std::uint64_t{grid} * block;
+    threads = launched / warp_lanes * lanes;
     const std::uint64_t footprint = c.footprint ? c.footprint : set.capacity_bytes;
     // Whole stripes per device, so striping maps the slots onto [0, footprint) of the image.
     std::uint64_t per_device = footprint / set.devices;
@@ -137,6 +146,7 @@ class session {
                       .write = c.write,
                       .naive = c.naive,
                       .lane_map = c.lane_map,
+                      .lanes_per_warp = c.lanes_per_warp,
                       .seed = seed_++,
                       .duration_ns = static_cast<std::uint64_t>(c.seconds * 1e9),
                       .counts = counts_.as<run_counts>(),
@@ -164,13 +174,17 @@ class session {
     r.counts = counts_out();
     r.seconds = ms / 1e3;
     r.rate = static_cast<double>(r.counts.completed) / r.seconds;
-    std::uint64_t doorbells = 0, submitted = 0;
+    std::uint64_t doorbells = 0, submitted = 0, drains = 0, drained = 0;
     for (std::size_t q = 0; q < after.queues.size(); ++q) {
       doorbells += after.queues[q].sq_doorbells - before.queues[q].sq_doorbells;
       submitted += after.queues[q].submitted - before.queues[q].submitted;
+      drains += after.queues[q].cq_doorbells - before.queues[q].cq_doorbells;
+      drained += after.queues[q].drained - before.queues[q].drained;
     }
     r.entries_per_doorbell =
         doorbells ? static_cast<double>(submitted) / static_cast<double>(doorbells) : 0;
+    r.completions_per_drain =
+        drains ? static_cast<double>(drained) / static_cast<double>(drains) : 0;
     if (c.trace) {
       const auto* s = samples_out_.as<stage_sample>();
       for (std::uint64_t i = 0; i < samplers * samples_per_thread; ++i) {
@@ -227,6 +241,7 @@ storage_config base_storage(const io_bench_options& o, std::uint32_t devices, st
   storage_config c;
   c.controller.fetch_batches = o.fetch_batches;
   c.controller.idle_sleep_ns = o.controller_sleep_ns;
+  c.controller.stop_poll_ns = std::uint64_t{o.controller_stop_poll_us} * 1000;
   c.wait_sleep_ns = o.wait_sleep_ns.front();
   c.devices = devices;
   c.queues_per_device = queues;
@@ -262,6 +277,7 @@ report new_report(const std::string& figure, session& s, const io_bench_options&
       .set("seconds_per_run", o.seconds)
       .set("fetch_batches", std::uint64_t{o.fetch_batches})
       .set("controller_sleep_ns", o.controller_sleep_ns)
+      .set("controller_stop_poll_us", o.controller_stop_poll_us)
       .set("wait_sleep_ns", o.wait_sleep_ns.front())
       .set("globaltimer_step_ns", s.timer_step_ns())
       .set("globaltimer_mean_step_ns", s.timer_mean_step_ns())
@@ -287,6 +303,7 @@ report_record run_record(const run_result& r, const run_config& c) {
       .set("op", std::string(c.write ? "write" : "read"))
       .set("protocol", std::string(c.naive ? "naive" : "ticket"))
       .set("queue_map", std::string(c.lane_map ? "lane" : "warp"))
+      .set("lanes_per_warp", c.lanes_per_warp)
       .set("threads", r.threads)
       .set("completed", r.counts.completed)
       .set("failed", r.counts.failed)
@@ -295,7 +312,8 @@ report_record run_record(const run_result& r, const run_config& c) {
       .set("iops", r.rate)
       .set("bytes_per_s", r.rate * c.io_bytes)
       .set("round_trip_us", r.rate > 0 ? static_cast<double>(r.threads) / r.rate * 1e6 : 0.0)
-      .set("entries_per_doorbell", r.entries_per_doorbell);
+      .set("entries_per_doorbell", r.entries_per_doorbell)
+      .set("completions_per_drain", r.completions_per_drain);
   return p;
 }
 
@@ -768,32 +786,98 @@ void figure_queues(const io_bench_options& o) {
 // --- the round trip, stage by stage --------------------------------------------------------
 
 void add_stages(report& out, const std::string& label, const run_result& r) {
-  std::vector<double> submit, to_fetch, to_post, to_seen, total;
-  std::uint64_t invalid = 0;
+  std::vector<double> submit, to_fetching, to_fetched, to_post, to_stored, to_seen, total;
+  std::uint64_t invalid = 0, unstored = 0;
   for (const stage_sample& x : r.samples) {
+    // called, returned, fetching, fetched, posted, stored, seen
     const std::uint64_t* t = x.t;
-    if (t[2] == 0 || t[3] == 0 || t[2] < t[0] || t[3] < t[2] || t[4] < t[3] || t[4] < t[1]) {
+    if (t[2] == 0 || t[3] == 0 || t[4] == 0 || t[2] < t[0] || t[3] < t[2] || t[4] < t[3] ||
+        t[6] < t[4] || t[6] < t[1]) {
       ++invalid;
       continue;
     }
-    // Signed: the controller may fetch before the submitter reads its clock after submit().
     submit.push_back(static_cast<double>(t[1] - t[0]));
-    to_fetch.push_back(static_cast<double>(t[2]) - static_cast<double>(t[1]));
-    to_post.push_back(static_cast<double>(t[3] - t[2]));
-    to_seen.push_back(static_cast<double>(t[4] - t[3]));
-    total.push_back(static_cast<double>(t[4] - t[0]));
+    // Signed: the controller may fetch before the submitter reads its clock after submit().
+    to_fetching.push_back(static_cast<double>(t[2]) - static_cast<double>(t[1]));
+    to_fetched.push_back(static_cast<double>(t[3] - t[2]));
+    to_post.push_back(static_cast<double>(t[4] - t[3]));
+    // An older command's "stored" stamp (this one's had not landed when it was read) is left
+    // out of this stage only.
+    if (t[5] >= t[4] && t[5] <= t[6]) {
+      to_stored.push_back(static_cast<double>(t[5] - t[4]));
+    } else {
+      ++unstored;
+    }
+    to_seen.push_back(static_cast<double>(t[6] - t[4]));
+    total.push_back(static_cast<double>(t[6] - t[0]));
   }
-  const char* names[] = {"submit (ticket, turn, tail doorbell)", "doorbell -> fetch",
-                         "fetch -> completion posted", "posted -> seen (drain, mailbox, backoff)",
+  const char* names[] = {"submit (ticket, turn, tail doorbell)",
+                         "doorbell -> fetch starts",
+                         "fetch starts -> fetched (doorbell acquire)",
+                         "fetched -> completion posted",
+                         "posted -> stored (controller fence, release)",
+                         "posted -> seen (drain, mailbox, backoff)",
                          "total"};
-  std::vector<double>* series[] = {&submit, &to_fetch, &to_post, &to_seen, &total};
-  for (int i = 0; i < 5; ++i) {
+  std::vector<double>* series[] = {&submit,    &to_fetching, &to_fetched, &to_post,
+                                   &to_stored, &to_seen,     &total};
+  for (int i = 0; i < 7; ++i) {
     report_record d = distribution(names[i], *series[i]);
     d.fields.insert(d.fields.begin(), {"run", label});
     out.samples.push_back(d);
   }
   out.notes.push_back(label + ": " + std::to_string(r.samples.size()) + " samples, " +
-                      std::to_string(invalid) + " discarded (stamps out of order or overwritten)");
+                      std::to_string(invalid) + " discarded (stamps out of order or " +
+                      "overwritten), " + std::to_string(unstored) +
+                      " without their own stored stamp");
+}
+
+const char* const probe_names[probe_ops] = {"clock (nothing)",
+                                            "fence.sc.cta",
+                                            "fence.sc.gpu",
+                                            "fence.sc.sys",
+                                            "release store, gpu",
+                                            "release store, sys",
+                                            "relaxed load sys + fence.sc.cta",
+                                            "acquire load sys + fence.sc.cta",
+                                            "doorbell (fence.sc.sys + release store sys)",
+                                            "entry + doorbell, sys (tail winner)",
+                                            "entry + doorbell, gpu scope"};
+
+/// Memory of probe_fences, allocated before any controller starts (nothing is allocated or
+/// freed while one runs).
+struct probe_memory {
+  static constexpr std::uint64_t duration_offset = 512;  // after the words (256 B), the entry
+  static constexpr std::uint64_t duration_bytes = 8ull * probe_ops * probe_reps;
+  device_memory scratch{duration_offset + duration_bytes + 8};
+  pinned_memory durations{duration_bytes};
+};
+
+/// Times each fence, scoped load and store the queue protocol uses (fence_probe, one thread
+/// of one warp on the app stream) and adds a ceiling record per operation.
+void probe_fences(session& s, probe_memory& m, report& out, const std::string& controller) {
+  auto* base = m.scratch.as<std::uint8_t>();
+  // The app stream: the probe runs where the workers run (the app's SMs).
+  const stream_handle st = s.rt().stream();
+  launch(st, 1, 32, zero_words{m.scratch.as<std::uint64_t>(), probe_memory::duration_offset / 8});
+  launch(st, 1, 32,
+         fence_probe{.words = m.scratch.as<std::uint32_t>(),
+                     .entry = reinterpret_cast<nvme::submission_entry*>(base + 256),
+                     .out = reinterpret_cast<std::uint64_t*>(base + probe_memory::duration_offset),
+                     .sink = reinterpret_cast<std::uint64_t*>(base + probe_memory::duration_offset +
+                                                              probe_memory::duration_bytes)});
+  copy_async(m.durations.data(), base + probe_memory::duration_offset, probe_memory::duration_bytes,
+             st);
+  s.rt().synchronize(st, 10'000'000'000ull, "the fence probe");
+  s.rt().check();
+  const auto* ns = m.durations.as<std::uint64_t>();
+  for (std::uint32_t op = 0; op < probe_ops; ++op) {
+    std::vector<double> v(ns + std::uint64_t{op} * probe_reps,
+                          ns + std::uint64_t{op + 1} * probe_reps);
+    report_record d = distribution(probe_names[op], v);
+    d.fields.insert(d.fields.begin(),
+                    {{"ceiling", std::string("fence_probe")}, {"controller", controller}});
+    out.ceilings.push_back(d);
+  }
 }
 
 void figure_decompose(const io_bench_options& o) {
@@ -810,46 +894,67 @@ void figure_decompose(const io_bench_options& o) {
       .set("image_bytes", image_bytes);
   std::vector<std::uint64_t> counts = o.threads;
   if (counts.empty()) counts = {0, 32768};
-  device_memory trace(2ull * queues * depth * 8);
+  device_memory trace(std::uint64_t{controller_trace_words} * queues * depth * 8);
   gpu_runtime& rt = s.rt();
+  probe_memory probe;
+  s.warm_up();
+  probe_fences(s, probe, out, "stopped");
   for (const std::uint32_t sleep_ns : o.wait_sleep_ns)
     for (const memory_kind kind : {memory_kind::device, memory_kind::pinned}) {
       auto image = pattern_image(image_bytes, kind);
-      {
-        const owned_stream st = owned_stream::create_non_blocking();
-        zero_async(trace.data(), trace.bytes(), st.get());
-        BAM_CUDA_CHECK(cudaStreamSynchronize(st.get()));
-      }
-      storage_config sc = base_storage(o, 1, queues, depth, caps_off(0));
-      sc.controller.trace = trace.as<std::uint64_t>();
-      sc.wait_sleep_ns = sleep_ns;
-      emulated_storage ssd(sc, image, &rt);
-      s.warm_up();
-      stop_guard stop(rt);
-      rt.start();
-      for (const std::uint64_t threads : counts) {
-        run_config c{.io_bytes = 512,
-                     .threads = threads,
-                     .seconds = o.seconds,
-                     .trace = trace.as<std::uint64_t>()};
-        const std::string label = std::string(kind == memory_kind::device ? "GPU" : "pinned") +
-                                  " image, " + std::to_string(threads ? threads : s.resident()) +
-                                  " threads, wait sleep " + std::to_string(sleep_ns) + " ns";
-        std::cerr << "bam: decompose " << label << "...\n";
-        const run_result r = s.run(ssd, c);
-        report_record p = run_record(r, c);
-        p.set("image", std::string(kind == memory_kind::device ? "GPU" : "pinned"))
-            .set("wait_sleep_ns", sleep_ns);
-        out.points.push_back(p);
-        add_stages(out, label, r);
+      for (const std::string& edges : o.edges) {
+        {
+          const owned_stream st = owned_stream::create_non_blocking();
+          zero_async(trace.data(), trace.bytes(), st.get());
+          BAM_CUDA_CHECK(cudaStreamSynchronize(st.get()));
+        }
+        storage_config sc = base_storage(o, 1, queues, depth, caps_off(0));
+        sc.controller.trace = trace.as<std::uint64_t>();
+        sc.controller.gpu_scope_edges = edges == "gpu";
+        sc.wait_sleep_ns = sleep_ns;
+        emulated_storage ssd(sc, image, &rt);
+        s.warm_up();
+        stop_guard stop(rt);
+        rt.start();
+        probe_fences(s, probe, out,
+                     std::string("running (") + (kind == memory_kind::device ? "GPU" : "pinned") +
+                         " image, " + edges + " edges)");
+        for (const std::uint64_t threads : counts)
+          for (const std::uint32_t lanes : o.lanes_per_warp) {
+            run_config c{.io_bytes = 512,
+                         .lanes_per_warp = lanes,
+                         .threads = threads,
+                         .seconds = o.seconds,
+                         .trace = trace.as<std::uint64_t>()};
+            const std::string label = std::string(kind == memory_kind::device ? "GPU" : "pinned") +
+                                      " image, " +
+                                      std::to_string(threads ? threads : s.resident()) +
+                                      " threads, " + std::to_string(lanes) + " per warp, " + edges +
+                                      " edges, wait sleep " + std::to_string(sleep_ns) + " ns";
+            std::cerr << "bam: decompose " << label << "...\n";
+            const run_result r = s.run(ssd, c);
+            report_record p = run_record(r, c);
+            p.set("image", std::string(kind == memory_kind::device ? "GPU" : "pinned"))
+                .set("edges", edges)
+                .set("wait_sleep_ns", sleep_ns);
+            out.points.push_back(p);
+            add_stages(out, label, r);
+          }
       }
     }
   out.notes.push_back(
-      "stamps are %globaltimer (step in the configuration): submit called / returned, fetched "
-      "and posted by the controller (trace hook), seen by the waiter; compare the median total "
-      "with round_trip_us (threads / iops)");
-  std::vector<std::string> cols = {"image", "wait_sleep_ns"};
+      "stamps are %globaltimer (step in the configuration): submit called / returned; by the "
+      "controller (trace hook) fetch starts (before the doorbell's acquire load), fetched, "
+      "posted (data moved, before its fence), stored (after the fence and the completion's "
+      "release); seen by the waiter; compare the median total with round_trip_us "
+      "(threads / iops)");
+  out.notes.push_back(
+      "fence_probe: one thread times each operation 64 times between two %globaltimer reads, "
+      "with the controller stopped and running; a tail winner pays 'entry + doorbell', a "
+      "drainer a doorbell, the controller a fence.sc.sys and a release store per post");
+  std::vector<std::string> cols = {"image", "edges", "wait_sleep_ns", "lanes_per_warp"};
   cols.insert(cols.end(), run_columns.begin(), run_columns.end());
+  cols.push_back("completions_per_drain");
   finish(out, o, cols);
 }
 
@@ -882,6 +987,19 @@ void check(const io_bench_options& o) {
   }
   if (o.latency_devices == 0 || o.latency_devices > 64) {
     throw input_error("--latency-devices must be 1..64");
+  }
+  if (o.controller_stop_poll_us == 0 || o.controller_stop_poll_us > 100'000) {
+    throw input_error("--controller-stop-poll-us must be 1..100000");
+  }
+  if (o.lanes_per_warp.empty()) throw input_error("--lanes-per-warp needs a value");
+  for (const std::uint32_t l : o.lanes_per_warp) {
+    if (l == 0 || l > 32 || 32 % l != 0) {
+      throw input_error("--lanes-per-warp values: 1, 2, 4, 8, 16 or 32");
+    }
+  }
+  if (o.edges.empty()) throw input_error("--edges needs a value");
+  for (const std::string& e : o.edges) {
+    if (e != "system" && e != "gpu") throw input_error("--edges values: system or gpu");
   }
 }
 

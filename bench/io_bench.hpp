@@ -19,6 +19,11 @@
 ///                        lock hand-off time measured in the same run
 ///   --figure decompose   the round trip split into stages by %globaltimer stamps of sampled
 ///                        commands: submit, doorbell -> fetch, fetch -> post, post -> seen
+///                        (and post -> stored, the controller's fence and release); beside it
+///                        the cost of each fence and scoped load/store the queue protocol
+///                        uses, timed by one thread with the controller stopped and running;
+///                        --lanes-per-warp and --edges (lists) vary how the working threads
+///                        fill their warps and the scope of the doorbell and completion fences
 ///   --figure sleep       how long __nanosleep really sleeps, against the request, with one
 ///                        warp per SM and with full SMs, converged and with diverged lanes
 ///                        (every wait loop of bam backs off with it)
@@ -53,7 +58,15 @@ struct io_bench_options {
   std::uint32_t fetch_batches = 0;     ///< controller knob (emulated_storage.hpp); 0: all
   std::vector<std::uint32_t> wait_sleep_ns = {4096};  ///< latency, decompose: the sweep; else [0]
   std::uint32_t controller_sleep_ns = 1024;           ///< gpu_controller_options::idle_sleep_ns
+  std::uint32_t controller_stop_poll_us = 100;  ///< gpu_controller_options::stop_poll_ns / 1000
+                                                ///< (its only periodic read of host memory)
   std::vector<std::uint32_t> sleep_requests_ns = {0, 100, 1000, 4096};  ///< sleep figure
+  /// decompose: working lanes per warp, each value a run of its own (1, 2, 4, 8, 16 or 32;
+  /// 32 working threads on a queue are one full warp, or 32 warps of one lane at 1)
+  std::vector<std::uint32_t> lanes_per_warp = {32};
+  /// decompose: scope of the fences and release stores that publish doorbells and completions
+  /// ("system" or "gpu": gpu_controller_options::gpu_scope_edges), each a set of its own
+  std::vector<std::string> edges = {"system"};
   std::string json;  ///< where to write JSON ("" = nowhere)
 };
 

@@ -1,7 +1,7 @@
 #pragma once
 // The kernels of `bam bench io` (GPU only): threads that submit and wait random commands
 // through the queue protocol, the controller-alone fill/ring/collect kernels, a lock hand-off
-// probe and a %globaltimer step probe.
+// probe, a fence probe and a %globaltimer step probe.
 
 #include <cstdint>
 
@@ -13,6 +13,7 @@
 #include <bam/platform/launch.hpp>
 #include <bam/platform/mmio.hpp>
 #include <bam/storage/device_set.hpp>
+#include <bam/storage/emulated_storage.hpp>
 
 #include "bench_pattern.hpp"
 
@@ -30,9 +31,12 @@ struct run_counts {
 };
 
 /// Stamps (%globaltimer) of one sampled command: submit called, submit returned (a doorbell
-/// covered it), fetched by the controller, completion posted, completion seen by its waiter.
+/// covered it), the controller's fetch started (before its acquire of the doorbell), fetched,
+/// completion posted (before the controller's fence), completion stored (after its fence and
+/// release; may be an older command's: see gpu_controller_options::trace), completion seen by
+/// its waiter.
 struct stage_sample {
-  std::uint64_t t[5];
+  std::uint64_t t[7];
 };
 
 /// The image byte holding byte `lba * block` of `device` (device_set_ref's striping inverted).
@@ -75,7 +79,9 @@ struct zero_words {
 
 /// Each thread submits a random command, waits for it, checks it, and repeats until the run's
 /// deadline. Commands are `blocks` blocks at random command-aligned LBAs among the first
-/// `slots_per_device` command-sized slots of each device.
+/// `slots_per_device` command-sized slots of each device. Only the first `lanes_per_warp`
+/// lanes of each warp work (the others leave at once); "working thread" numbers count those,
+/// so 32 working threads are one full warp or 32 warps of one lane, on the same queue.
 struct io_worker {
   device_set_ref set;
   std::uint8_t* buffers;  ///< one buffer of 1 << buffer_shift bytes per thread
@@ -84,7 +90,8 @@ struct io_worker {
   std::uint64_t slots_per_device;
   bool write;     ///< writes carry the pattern of their target, so the image stays intact
   bool naive;     ///< submit_naive instead of submit
-  bool lane_map;  ///< queue per lane (t.id mod queues) instead of per warp
+  bool lane_map;  ///< queue per working thread (mod queues) instead of per 32 of them
+  std::uint32_t lanes_per_warp;  ///< 1..32 working lanes per warp
   std::uint32_t seed;
   std::uint64_t duration_ns;
   run_counts* counts;
@@ -94,23 +101,26 @@ struct io_worker {
   std::uint32_t samples_per_thread;
 
   __device__ void operator()(thread_index t) const {
+    const auto lane = static_cast<std::uint32_t>(t.id % warp_lanes);
+    if (lane >= lanes_per_warp) return;
+    const std::uint64_t me = t.id / warp_lanes * lanes_per_warp + lane;  // working thread
     const std::uint64_t end = agree_on_end(&counts->end_ns, duration_ns);
     const std::uint32_t queues = set.devices * set.queues_per_device;
-    const std::uint64_t qg = (lane_map ? t.id : t.id / warp_lanes) % queues;
+    const std::uint64_t qg = (lane_map ? me : me / warp_lanes) % queues;
     const auto device = static_cast<std::uint32_t>(qg / set.queues_per_device);
     const queue_pair_ref& q =
         set.queue(device, static_cast<std::uint32_t>(qg % set.queues_per_device));
-    std::uint8_t* buffer = buffers + (t.id << buffer_shift);
+    std::uint8_t* buffer = buffers + (me << buffer_shift);
     const std::uint64_t bytes = std::uint64_t{blocks} * set.block_bytes;
-    const bool sampler = trace != nullptr && t.id % sample_every == 0;
-    stage_sample* mine = sampler ? samples + (t.id / sample_every) * samples_per_thread : nullptr;
+    const bool sampler = trace != nullptr && me % sample_every == 0;
+    stage_sample* mine = sampler ? samples + (me / sample_every) * samples_per_thread : nullptr;
     std::uint32_t taken = 0;
     std::uint64_t completed = 0, failed = 0, wrong = 0;
     for (std::uint64_t k = 0;; ++k) {
       const std::uint64_t t0 = now_ns();
       if (t0 >= end) break;
       const std::uint64_t lba =
-          pick64((t.id << 32) | (k & 0xffffffffu), seed, slots_per_device) * blocks;
+          pick64((me << 32) | (k & 0xffffffffu), seed, slots_per_device) * blocks;
       const std::uint64_t at = image_offset(set, device, lba);
       auto* words = reinterpret_cast<std::uint64_t*>(buffer);
       if (write) {
@@ -133,13 +143,16 @@ struct io_worker {
       }
       // The stamps of this command's slot, read before our own "seen" stamp so a later
       // command in the slot (submitted after wait() freed it) shows as an invalid sample.
-      std::uint64_t fetched = 0, posted = 0;
+      std::uint64_t fetching = 0, fetched = 0, posted = 0, stored = 0;
       const bool sample = sampler && taken < samples_per_thread && k >= 4 && k % 4 == 0;
       if (sample) {
-        std::uint64_t* at_trace = trace + 2 * (qg * q.depth() + ticket.slot);
+        std::uint64_t* at_trace = trace + controller_trace_words * (qg * q.depth() + ticket.slot);
         // relaxed: ordered after the controller's stores by the completion's acquire chain.
-        fetched = atomic_ref<std::uint64_t>(at_trace[0]).load(order::relaxed);
-        posted = atomic_ref<std::uint64_t>(at_trace[1]).load(order::relaxed);
+        fetching = atomic_ref<std::uint64_t>(at_trace[0]).load(order::relaxed);
+        fetched = atomic_ref<std::uint64_t>(at_trace[1]).load(order::relaxed);
+        posted = atomic_ref<std::uint64_t>(at_trace[2]).load(order::relaxed);
+        // relaxed: stored after the completion was released, so it may not be here yet.
+        stored = atomic_ref<std::uint64_t>(at_trace[3]).load(order::relaxed);
       }
       const std::uint64_t t4 = now_ns();
       if (!write &&
@@ -147,7 +160,7 @@ struct io_worker {
         ++wrong;
       }
       ++completed;
-      if (sample) mine[taken++] = stage_sample{{t0, t1, fetched, posted, t4}};
+      if (sample) mine[taken++] = stage_sample{{t0, t1, fetching, fetched, posted, stored, t4}};
     }
     add_counts(counts, completed, failed, wrong);
   }
@@ -327,6 +340,94 @@ struct lock_handoff {
       count.store(n + 1, order::relaxed);  // relaxed: published by the release below
       lock.store(0u, order::release);      // release: the count and entry for the next holder
     }
+  }
+};
+
+// --- fences --------------------------------------------------------------------------------
+
+/// What fence_probe times. A load's latency shows only through the block fence after it (a
+/// fence waits for the thread's earlier loads; a clock read would not).
+enum class probe_op : std::uint32_t {
+  clock,                   ///< nothing: two clock reads
+  fence_block,             ///< fence.sc.cta
+  fence_gpu,               ///< fence.sc.gpu
+  fence_sys,               ///< fence.sc.sys
+  release_store_gpu,       ///< a GPU-scope release store
+  release_store_sys,       ///< a system-scope release store
+  relaxed_load_sys,        ///< a system-scope relaxed load, then fence.sc.cta
+  acquire_load_sys,        ///< a system-scope acquire load, then fence.sc.cta
+  doorbell_sys,            ///< ring_doorbell (emulated: fence.sc.sys, system release store)
+  entry_and_doorbell_sys,  ///< a 64-byte entry, then ring_doorbell: the tail winner's work
+  entry_and_doorbell_gpu,  ///< the same at GPU scope (queue_pair_ref::set_gpu_scope_edges)
+  count
+};
+inline constexpr std::uint32_t probe_ops = static_cast<std::uint32_t>(probe_op::count);
+inline constexpr std::uint32_t probe_reps = 64;
+
+/// One thread times each probe_op probe_reps times, each between two %globaltimer reads, into
+/// out[op * probe_reps + rep] (ns). Launch one warp.
+struct fence_probe {
+  std::uint32_t* words;           ///< 64 words of GPU memory (two 128-byte lines)
+  nvme::submission_entry* entry;  ///< a 64-byte entry of GPU memory
+  std::uint64_t* out;             ///< probe_ops x probe_reps durations
+  std::uint64_t* sink;            ///< the loads' values (so they are not dropped)
+
+  __device__ void operator()(thread_index t) const {
+    if (t.id != 0) return;
+    std::uint32_t seen = 0;
+    for (std::uint32_t op = 0; op < probe_ops; ++op) {
+      for (std::uint32_t r = 0; r < probe_reps; ++r) {
+        const std::uint64_t a = now_ns();
+        switch (static_cast<probe_op>(op)) {
+          case probe_op::clock:
+            break;
+          case probe_op::fence_block:
+            device_fence<scope::block>();
+            break;
+          case probe_op::fence_gpu:
+            device_fence<scope::device>();
+            break;
+          case probe_op::fence_sys:
+            device_fence<scope::system>();
+            break;
+          case probe_op::release_store_gpu:
+            // release: nothing to publish; the order's cost is what is measured.
+            atomic_ref<std::uint32_t>(words[0]).store(r, order::release);
+            break;
+          case probe_op::release_store_sys:
+            // release: as above, at system scope.
+            atomic_ref<std::uint32_t, scope::system>(words[0]).store(r, order::release);
+            break;
+          case probe_op::relaxed_load_sys:
+            // relaxed: the load's own cost, without an order.
+            seen += atomic_ref<std::uint32_t, scope::system>(words[32]).load(order::relaxed);
+            device_fence<scope::block>();
+            break;
+          case probe_op::acquire_load_sys:
+            // acquire: nothing to wait for; the order's cost is what is measured.
+            seen += atomic_ref<std::uint32_t, scope::system>(words[32]).load(order::acquire);
+            device_fence<scope::block>();
+            break;
+          case probe_op::doorbell_sys:
+            ring_doorbell(&words[0], r, false);
+            break;
+          case probe_op::entry_and_doorbell_sys:
+            *entry = nvme::make_rw(nvme::io_opcode::read, 1, r, 1, 0, 0);
+            ring_doorbell(&words[0], r, false);
+            break;
+          case probe_op::entry_and_doorbell_gpu:
+            *entry = nvme::make_rw(nvme::io_opcode::read, 1, r, 1, 0, 0);
+            device_fence<scope::device>();
+            // release: the entry, for a controller kernel on this GPU.
+            atomic_ref<std::uint32_t>(words[0]).store(r, order::release);
+            break;
+          case probe_op::count:
+            break;
+        }
+        out[op * probe_reps + r] = now_ns() - a;
+      }
+    }
+    *sink = seen;
   }
 };
 

@@ -42,6 +42,9 @@ void check(const storage_config& c) {
   if (c.controller.idle_sleep_ns > max_sleep_ns) {
     bad("controller idle sleep must be at most 1 ms (nanosleep's limit)");
   }
+  if (c.controller.gpu_scope_edges && c.placement != controller_placement::gpu_kernel) {
+    bad("GPU-scope queue edges need the gpu_kernel placement");
+  }
 }
 
 const char* placement_name(controller_placement p) {
@@ -201,6 +204,7 @@ emulated_storage::emulated_storage(const storage_config& config,
         static_cast<unsigned char*>(m.queue_block) + i * layout.bytes, config.queue_depth,
         static_cast<std::uint16_t>(1 + i % config.queues_per_device), config.timeout_ns);
     m.queues.back().set_wait_sleep_ns(config.wait_sleep_ns);
+    m.queues.back().set_gpu_scope_edges(config.controller.gpu_scope_edges);
   }
 
   device_set_ref& v = m.view;

@@ -44,4 +44,10 @@ TEST(StorageConfig, RefusesAControllerSleepLongerThanNanosleepAllows) {
   EXPECT_NE(refusal(c).find("controller idle sleep"), std::string::npos);
 }
 
+TEST(StorageConfig, RefusesGpuScopeEdgesWithoutAControllerKernel) {
+  storage_config c;
+  c.controller.gpu_scope_edges = true;
+  EXPECT_NE(refusal(c).find("GPU-scope queue edges"), std::string::npos);
+}
+
 }  // namespace

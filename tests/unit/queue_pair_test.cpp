@@ -151,6 +151,21 @@ TEST(QueuePair, AQueueThatPollsWithoutSleepingStillSubmitsAndWaits) {
   EXPECT_TRUE(wait(q, t).ok());
 }
 
+TEST(QueuePair, AQueueWithGpuScopeEdgesStillRingsDoorbellsAndDrainsCompletions) {
+  hand_queue h(4);
+  queue_pair_ref q = h.q();
+  EXPECT_FALSE(q.gpu_scope_edges());
+  q.set_gpu_scope_edges(true);
+  EXPECT_TRUE(q.gpu_scope_edges());
+  queue_ticket t;
+  ASSERT_TRUE(submit(q, 0, t).ok());
+  EXPECT_EQ(*q.sq_doorbell(), 1u);
+  EXPECT_EQ(h.fetch().size(), 1u);
+  h.complete(static_cast<std::uint16_t>(t.slot));
+  EXPECT_TRUE(wait(q, t).ok());
+  EXPECT_EQ(*q.cq_doorbell(), 1u);
+}
+
 TEST(QueuePair, CompletionsInAnyOrderReachTheirOwnSubmitters) {
   hand_queue h(4);
   queue_ticket t[3];

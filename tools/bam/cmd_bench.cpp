@@ -109,9 +109,23 @@ void add_io_bench(CLI::App& bench) {
   c->add_option("--controller-sleep-ns", o->controller_sleep_ns,
                 "Longest sleep of an idle controller warp (0: none)")
       ->capture_default_str();
+  c->add_option("--controller-stop-poll-us", o->controller_stop_poll_us,
+                "How often each controller warp reads the stop flag in host memory (us)")
+      ->capture_default_str();
   c->add_option("--sleep-requests-ns", o->sleep_requests_ns,
                 "sleep figure: the __nanosleep requests measured (list)")
       ->delimiter(',')
+      ->capture_default_str();
+  c->add_option("--lanes-per-warp", o->lanes_per_warp,
+                "decompose figure: working lanes per warp, 1, 2, 4, 8, 16 or 32 (list; "
+                "--threads counts working threads)")
+      ->delimiter(',')
+      ->capture_default_str();
+  c->add_option("--edges", o->edges,
+                "decompose figure: scope of the fences publishing doorbells and completions, "
+                "system or gpu (list)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"system", "gpu"}))
       ->capture_default_str();
   add_json_option(*c, o->json);
   c->callback([o] { bench::run_io_bench(*o); });

@@ -27,6 +27,13 @@
 /// submitted): every later call returns status_source::queue_halted at once, and the host
 /// resets the queue when it is quiet (queue_pair_memory::reset).
 ///
+/// The doorbell stores (fence, release) are system scope: a real SSD's DMA or a CPU controller
+/// is on the other side. set_gpu_scope_edges(true) makes them GPU scope, for a controller that
+/// is a kernel on the same GPU as every queue user (the emulated gpu_kernel placement); it is
+/// wrong for anything else. Completion entries are always loaded at system scope (an acquire
+/// load waits for no earlier store; a system-scope load synchronizes with a GPU-scope release
+/// of a thread on the same GPU).
+///
 /// Thread safety: every member of queue_pair_ref may be called by any number of threads at
 /// once, on the GPU or on CPU threads. Do not mix submit() and submit_naive() on one queue.
 
@@ -166,6 +173,10 @@ class queue_pair_ref {
   /// the owner before the view is handed out.
   [[nodiscard]] BAM_HD std::uint32_t wait_sleep_ns() const { return wait_sleep_ns_; }
   void set_wait_sleep_ns(std::uint32_t ns) { wait_sleep_ns_ = ns; }
+  /// Whether the doorbell stores are GPU scope rather than system scope (see the file
+  /// comment). Set by the owner before the view is handed out.
+  [[nodiscard]] BAM_HD bool gpu_scope_edges() const { return gpu_scope_edges_; }
+  void set_gpu_scope_edges(bool on) { gpu_scope_edges_ = on; }
   [[nodiscard]] BAM_HD bool halted() const;
 
   // Views for a controller, the owner and tests.
@@ -177,6 +188,8 @@ class queue_pair_ref {
 
  private:
   BAM_HD void try_advance_tail() const;
+  /// Rings a doorbell at the scope of the controller edges (ring_doorbell for system scope).
+  BAM_HD void ring(std::uint32_t* doorbell, std::uint32_t value) const;
   /// True when the completion entry at the CQ head is posted (a relaxed peek).
   BAM_HD bool completion_posted() const;
   BAM_HD std::uint32_t lanes_on_this_queue() const;
@@ -200,6 +213,7 @@ class queue_pair_ref {
   std::uint32_t depth_ = 0;
   std::uint16_t queue_id_ = 0;
   bool mmio_doorbells_ = false;
+  bool gpu_scope_edges_ = false;
 };
 static_assert(std::is_trivially_copyable_v<queue_pair_ref>);
 

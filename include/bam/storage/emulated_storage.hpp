@@ -43,6 +43,10 @@ enum class controller_placement {
                 ///< memory; PRP addresses may be GPU or pinned memory
 };
 
+/// Words per (queue, command id) of gpu_controller_options::trace: fetching, fetched, posted,
+/// stored.
+inline constexpr std::uint32_t controller_trace_words = 4;
+
 /// Knobs of the GPU controller kernel (placement gpu_kernel).
 struct gpu_controller_options {
   std::uint32_t threads_per_block = 256;  ///< 32..256, a multiple of 32
@@ -58,10 +62,19 @@ struct gpu_controller_options {
   /// 0: poll without sleeping. Up to max_sleep_ns.
   std::uint32_t idle_sleep_ns = 1024;
   std::uint64_t flush_timeout_ns = 60'000'000'000ull;  ///< FLUSH write-back deadline
-  /// Benchmarks only (null: off). GPU memory of 2 x queues x depth words: the kernel stores
-  /// the %globaltimer of each command's fetch at [2 * (q * depth + command id)] and of its
-  /// completion post at the word after (q: device-major queue index), so a submitter can split
-  /// its round trip into stages.
+  /// The fences and release stores that publish doorbells (every queue: queue_pair_ref::
+  /// set_gpu_scope_edges) and completions (the kernel) at GPU scope instead of system scope;
+  /// the loads on the other side stay system scope. Enough when the controller and all queue
+  /// users are on one GPU, which a real SSD's DMA or a CPU controller is not. Off: the
+  /// emulator pays what a real SSD's system-scope edges cost (DESIGN 4).
+  bool gpu_scope_edges = false;
+  /// Benchmarks only (null: off). GPU memory of controller_trace_words x queues x depth words:
+  /// at [controller_trace_words * (q * depth + command id)] (q: device-major queue index) the
+  /// kernel stores the %globaltimer of the start of the fetch that took the command (before
+  /// the doorbell's acquire load), of the fetch itself (after it), of its completion post (data
+  /// moved, before the fence), and of the moment its completion's last dword was stored (after
+  /// the fence), so a submitter can split its round trip into stages. The last is stored after
+  /// the completion is released: a waiter may see an older command's stamp there.
   std::uint64_t* trace = nullptr;
 };
 

@@ -26,6 +26,7 @@
 #include <bam/platform/backoff.hpp>
 #include <bam/platform/clock.hpp>
 #include <bam/platform/warp.hpp>
+#include <bam/storage/emulated_storage.hpp>
 
 #include "storage/gpu/controller_state.hpp"
 
@@ -335,8 +336,9 @@ __device__ void move_data(const controller_params& p, const namespace_view& ns, 
 
 /// Posts the completions of the taken records. `position` is this lane's place after the CQ
 /// tail. Warp-collective (the barrier).
-__device__ void post(const queue_slot& s, const queue_cursor& c, bool take,
-                     const pending_command& r, std::uint32_t position, std::uint64_t* trace) {
+__device__ void post(const controller_params& p, const queue_slot& s, const queue_cursor& c,
+                     bool take, const pending_command& r, std::uint32_t position) {
+  std::uint64_t* const trace = p.trace;
   // Every lane's data stores (the warp copied each command together) come before any lane's
   // fence below.
   __syncwarp();
@@ -345,14 +347,22 @@ __device__ void post(const queue_slot& s, const queue_cursor& c, bool take,
   const std::uint32_t slot = at % s.depth;
   const bool phase = (c.phase != 0) != (at >= s.depth);
   nvme::completion_entry& e = s.cq[slot];
-  if (trace != nullptr && r.cid < s.depth) {
+  std::uint64_t* stamps =
+      trace != nullptr && r.cid < s.depth
+          ? trace + controller_trace_words * (std::uint64_t{s.index} * s.depth + r.cid)
+          : nullptr;
+  if (stamps != nullptr) {
     // relaxed: a benchmark's timestamp, published by the release of dword 3 below.
-    atomic_ref<std::uint64_t>(trace[2 * (std::uint64_t{s.index} * s.depth + r.cid) + 1])
-        .store(now_ns(), order::relaxed);
+    atomic_ref<std::uint64_t>(stamps[2]).store(now_ns(), order::relaxed);
   }
   // The command's data (written by this warp's lanes, ordered by the barrier above) before the
-  // entry, for readers anywhere in the system (a CPU drainer reads host memory).
-  device_fence<scope::system>();
+  // entry, for readers anywhere in the system (a CPU drainer reads host memory), or on this
+  // GPU only when the queue edges are GPU scope.
+  if (p.gpu_scope_edges != 0) {
+    device_fence<scope::device>();
+  } else {
+    device_fence<scope::system>();
+  }
   // relaxed: dwords 0-2 are published by the release of dword 3 below.
   atomic_ref<std::uint32_t, scope::system>(e.dw0).store(0u, order::relaxed);
   atomic_ref<std::uint32_t, scope::system>(e.dw1).store(0u, order::relaxed);
@@ -360,8 +370,18 @@ __device__ void post(const queue_slot& s, const queue_cursor& c, bool take,
       nvme::completion_entry::make_dw2(static_cast<std::uint16_t>(c.sq_head), s.queue_id),
       order::relaxed);
   // release: dwords 0-2 and the data, for the drainer's acquire of dword 3.
-  atomic_ref<std::uint32_t, scope::system>(e.dw3).store(
-      nvme::completion_entry::make_dw3(r.cid, phase, r.status), order::release);
+  const std::uint32_t dw3 = nvme::completion_entry::make_dw3(r.cid, phase, r.status);
+  if (p.gpu_scope_edges != 0) {
+    atomic_ref<std::uint32_t, scope::device>(e.dw3).store(dw3, order::release);
+  } else {
+    atomic_ref<std::uint32_t, scope::system>(e.dw3).store(dw3, order::release);
+  }
+  if (stamps != nullptr) {
+    // relaxed: a benchmark's timestamp of when the fence and the release above let this lane
+    // go on. Not published: a waiter may read it before it lands (it then sees an older
+    // command's stamp, earlier than this post, and leaves the sample out of that stage).
+    atomic_ref<std::uint64_t>(stamps[3]).store(now_ns(), order::relaxed);
+  }
 }
 
 /// FLUSH with a file behind the image: the host writes dirty chunks back. Lanes whose taken
@@ -459,6 +479,8 @@ __device__ __noinline__ bool fetch(const controller_params& p, const queue_slot&
                                    const device_params& d, queue_cursor& c, queue_stats& stats,
                                    pending_command* records, std::uint64_t origin) {
   const unsigned lane = warp::lane();
+  // A benchmark's stamp (warp-uniform condition): the fetch starts, before the acquire below.
+  const std::uint64_t fetching = p.trace != nullptr ? broadcast(now_ns(), 0) : 0;
   // acquire (system): the entries the tail winner published before its doorbell store. Every
   // lane loads, so each lane's own loads of entries below are ordered after its own acquire.
   const std::uint32_t tail =
@@ -535,10 +557,12 @@ __device__ __noinline__ bool fetch(const controller_params& p, const queue_slot&
     r.opcode = e.opcode;
     store_record(records + c.active + warp::popcount(keep_mask & lanes_below()), r);
     if (p.trace != nullptr && r.cid < s.depth) {
-      // relaxed: a benchmark's timestamp; the submitter reads it after its wait, whose
-      // acquire chain (completion, mailbox) follows this store.
-      atomic_ref<std::uint64_t>(p.trace[2 * (std::uint64_t{s.index} * s.depth + r.cid)])
-          .store(now_abs, order::relaxed);
+      // relaxed: benchmark timestamps; the submitter reads them after its wait, whose
+      // acquire chain (completion, mailbox) follows these stores.
+      std::uint64_t* stamps =
+          p.trace + controller_trace_words * (std::uint64_t{s.index} * s.depth + r.cid);
+      atomic_ref<std::uint64_t>(stamps[0]).store(fetching, order::relaxed);
+      atomic_ref<std::uint64_t>(stamps[1]).store(now_abs, order::relaxed);
     }
   }
   const unsigned drop_mask = warp::ballot(all_lanes, dropped);
@@ -606,7 +630,7 @@ __device__ __noinline__ bool complete(const controller_params& p, const queue_sl
     const unsigned take_mask = warp::ballot(all_lanes, take);
     if (take_mask != 0) {
       move_data(p, d.ns, take, r);
-      post(s, c, take, r, posted + warp::popcount(take_mask & lanes_below()), p.trace);
+      post(p, s, c, take, r, posted + warp::popcount(take_mask & lanes_below()));
       posted += warp::popcount(take_mask);
       const bool ok = take && r.status == 0;
       const std::uint64_t b = std::uint64_t{r.blocks} * d.ns.block_bytes;

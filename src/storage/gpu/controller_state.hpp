@@ -134,15 +134,16 @@ struct controller_params {
   std::uint32_t* check_in;      ///< mapped, per block: the epoch once the block runs
   std::uint32_t* check_out;     ///< mapped, per block: the epoch once the block ended
   watch_record* watch;          ///< mapped, per queue
-  std::uint64_t* trace;         ///< null, or per (queue, command id): fetch and post times
+  std::uint64_t* trace;         ///< null, or controller_trace_words per (queue, command id)
   flush_mode flushes;
   std::uint32_t queue_count;
   std::uint32_t warps;  ///< warps in the grid (queues are dealt round robin)
   std::uint32_t epoch;
   std::uint64_t watch_period_ns;
   std::uint64_t stop_poll_ns;
-  std::uint32_t fetch_batches;  ///< batches of up to 32 entries per queue per serve; 0: all
-  std::uint32_t idle_sleep_ns;  ///< longest idle nanosleep of a warp; 0: poll without sleeping
+  std::uint32_t fetch_batches;    ///< batches of up to 32 entries per queue per serve; 0: all
+  std::uint32_t idle_sleep_ns;    ///< longest idle nanosleep of a warp; 0: poll without sleeping
+  std::uint32_t gpu_scope_edges;  ///< 1: completions published at GPU scope, not system
   std::uint64_t flush_timeout_ns;
 };
 static_assert(std::is_trivially_copyable_v<controller_params>);

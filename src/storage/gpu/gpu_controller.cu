@@ -265,6 +265,7 @@ gpu_controller::gpu_controller(gpu_runtime& rt, std::vector<controller_device> d
   p.stop_poll_ns = options.stop_poll_ns;
   p.fetch_batches = options.fetch_batches;
   p.idle_sleep_ns = options.idle_sleep_ns;
+  p.gpu_scope_edges = options.gpu_scope_edges ? 1u : 0u;
   p.flush_timeout_ns = options.flush_timeout_ns;
   m.seen_gpu_now.assign(queue_count, 0);
   m.seen_at.assign(queue_count, 0);

@@ -64,6 +64,18 @@ BAM_HD inline queue_pair_ref::queue_pair_ref(void* base, std::uint32_t depth,
   cq_doorbell_ = cq_doorbell ? cq_doorbell : &control_->cq_doorbell;
 }
 
+BAM_HD inline void queue_pair_ref::ring(std::uint32_t* doorbell, std::uint32_t value) const {
+  if (!gpu_scope_edges_ || mmio_doorbells_) {
+    ring_doorbell(doorbell, value, mmio_doorbells_);
+    return;
+  }
+  // The controller is a kernel on this GPU: the entries need only reach GPU scope.
+  device_fence<scope::device>();
+  // release: the queue entries written or acquired before this store reach the controller's
+  // acquire load of the doorbell.
+  atomic_ref<std::uint32_t, scope::device>(*doorbell).store(value, order::release);
+}
+
 BAM_HD inline bool queue_pair_ref::halted() const {
   // relaxed: a hint that makes waits end early; the waits themselves carry the data edges.
   return atomic_ref<std::uint32_t>(control_->halted).load(order::relaxed) != 0;
@@ -205,7 +217,7 @@ BAM_HD inline void queue_pair_ref::advance_tail_lanes(std::uint32_t lanes) const
     if (v != start) {
       // relaxed: submitters only compare positions against it.
       vtail_ref.store(v, order::relaxed);
-      ring_doorbell(sq_doorbell_, static_cast<std::uint32_t>(v % depth_), mmio_doorbells_);
+      ring(sq_doorbell_, static_cast<std::uint32_t>(v % depth_));
       detail::bump(control_->counters.sq_doorbells, 1);
       detail::bump(control_->counters.submitted, v - start);
     }
@@ -248,7 +260,7 @@ BAM_HD inline io_status queue_pair_ref::submit_naive(const nvme::submission_entr
     }
     if (s.ok()) {
       atomic_ref<std::uint64_t>(control_->vtail).store(position + 1u, order::relaxed);
-      ring_doorbell(sq_doorbell_, next, mmio_doorbells_);
+      ring(sq_doorbell_, next);
       detail::bump(control_->counters.sq_doorbells, 1);
       detail::bump(control_->counters.submitted, 1);
     }
@@ -366,7 +378,7 @@ BAM_HD inline void queue_pair_ref::drain_lanes(std::uint32_t lanes) const {
     if (drained != 0) {
       state_ref.store(head | (flipped ? detail::cq_phase_bit : 0u), order::relaxed);
       // The doorbell's release covers the drained entries' loads, ordered by the sync above.
-      ring_doorbell(cq_doorbell_, head, mmio_doorbells_);
+      ring(cq_doorbell_, head);
       detail::bump(control_->counters.cq_doorbells, 1);
       detail::bump(control_->counters.drained, drained);
     }
