@@ -129,6 +129,9 @@ TEST(Epochs, AThreadBeyondTheSlotsIsToldSoInsteadOfSharingOne) {
   one_frame f(pinning_kind::epochs);
   f.p.epoch_slot_count = 0;
   frame_guard g;
+  // An empty entry is looked at before any announcement: nothing to protect, no slot needed.
+  EXPECT_EQ(frame_pinning(f.p).enter(f.entry, 1, g), enter_result::not_coalesced);
+  f.entry = make_entry(0, 1, 1);
   EXPECT_EQ(frame_pinning(f.p).enter(f.entry, 1, g), enter_result::no_reader_slot);
 }
 

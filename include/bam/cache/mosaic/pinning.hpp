@@ -60,6 +60,12 @@ class frame_pinning {
                                           frame_guard& g) const {
     atomic_ref<std::uint64_t> entry(entry_word);
     if (p_.pinning == pinning_kind::epochs) {
+      // relaxed: a look before announcing. A thread that finds the entry empty or CLOSED (a
+      // reservation or eviction in progress, which it then waits out) is not announced while
+      // it looks and pays no fence; a stale look costs one more turn of the caller's loop
+      // (its CAS on the entry, or its next enter, decides).
+      g.entry = entry.load(order::relaxed);
+      if (!entry_coalesced(g.entry)) return enter_result::not_coalesced;
       g.slot = epoch_enter(p_);
       if (g.slot == ~0u) return enter_result::no_reader_slot;
       // epoch_read_order: after our announcement (epochs.hpp).
