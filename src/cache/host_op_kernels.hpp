@@ -53,34 +53,40 @@ struct copy_through_cache {
       const std::uint64_t to = line_end < set_byte + bytes ? line_end : set_byte + bytes;
       // A dense array on a two_level cache goes through its frames (cache/mosaic).
       const cache::mosaic::dense_cache_ref dense(cache);
-      cache::mosaic::frame_guard guard;
       const bool large = slot.large_table != nullptr;
       const std::uint64_t page = first + p - slot.first_line;
       const auto hint = static_cast<std::uint32_t>(p);
-      const acquire_result r =
-          large ? dense.acquire(slot, page, hint, guard) : cache.acquire(slot, page, 1, hint);
+      const auto copy = [&](std::uint32_t line) {
+        std::uint8_t* in_line = cache.line_data(line) + (from - line_start);
+        std::uint8_t* in_buffer = buffer + (from - set_byte);
+        if (to_cache) {
+          std::memcpy(in_line, in_buffer, to - from);
+        } else {
+          std::memcpy(in_buffer, in_line, to - from);
+        }
+      };
+      if (large) {
+        // The copy and the release happen inside acquire_then (dense_cache.hpp says why).
+        cache::mosaic::frame_guard guard;
+        const acquire_result r =
+            dense.acquire_then(slot, page, hint, guard, [&](std::uint32_t line) {
+              copy(line);
+              if (to_cache) dense.mark_dirty(line);
+              dense.release(guard);
+            });
+        count_probe(r, to - from);
+        if (!r.status.ok()) note_failure(failure, r.status);
+        continue;
+      }
+      const acquire_result r = cache.acquire(slot, page, 1, hint);
       count_probe(r, to - from);
       if (!r.status.ok()) {
         note_failure(failure, r.status);
         continue;
       }
-      std::uint8_t* in_line = cache.line_data(r.line) + (from - line_start);
-      std::uint8_t* in_buffer = buffer + (from - set_byte);
-      if (to_cache) {
-        std::memcpy(in_line, in_buffer, to - from);
-        if (large) {
-          dense.mark_dirty(r.line);
-        } else {
-          cache.mark_dirty(r.line);
-        }
-      } else {
-        std::memcpy(in_buffer, in_line, to - from);
-      }
-      if (large) {
-        dense.release(guard);
-      } else {
-        cache.release(r.line);
-      }
+      copy(r.line);
+      if (to_cache) cache.mark_dirty(r.line);
+      cache.release(r.line);
     }
   }
 };

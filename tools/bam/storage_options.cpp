@@ -50,6 +50,11 @@ void storage_options::add_to(CLI::App& c, const storage_choices& choices) {
                "GPU: longest sleep of an idle controller warp (0: no sleep)")
       ->check(CLI::Range(0u, max_sleep_ns))
       ->capture_default_str();
+  c.add_option("--queue-edges", queue_edges,
+               "GPU: scope of the doorbell and completion edges between the app's threads and "
+               "the emulated controller kernel: system, or gpu (both sides are on this GPU)")
+      ->check(CLI::IsMember({"system", "gpu"}))
+      ->capture_default_str();
   c.add_option("--model", model_name,
                "Device model: optane (11 us; 5.1 M IOPS at 512 B, 1.5 M at 4 KiB; caps on), nand "
                "(100 us; 0.8 M IOPS at 4 KiB; caps on), unlimited (latency only, no caps). "
@@ -109,6 +114,10 @@ storage_config storage_options::storage() const {
   s.stripe_bytes = line_bytes > 65536 ? line_bytes : 65536;
   s.wait_sleep_ns = wait_sleep_ns;
   s.controller.idle_sleep_ns = controller_sleep_ns;
+  if (queue_edges == "gpu") {
+    if (!gpu) throw input_error("--queue-edges gpu needs the GPU controller (--target gpu)");
+    s.controller.gpu_scope_edges = true;
+  }
   return s;
 }
 

@@ -35,6 +35,9 @@ struct storage_options {
   std::uint32_t controller_sms = 8;
   std::uint32_t wait_sleep_ns = default_wait_sleep_ns;  ///< storage_config::wait_sleep_ns
   std::uint32_t controller_sleep_ns = 1024;             ///< gpu_controller_options::idle_sleep_ns
+  /// Scope of the queue edges with the GPU controller: "system", or "gpu"
+  /// (gpu_controller_options::gpu_scope_edges; the controller kernel shares the GPU).
+  std::string queue_edges = "system";
   /// Device model: "" (none given: Optane's rates and 11 us, caps only with --caps, as before
   /// --model existed), optane, nand or unlimited (Optane's rates, caps off: latency only).
   std::string model_name;

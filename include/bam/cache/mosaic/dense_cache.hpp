@@ -78,8 +78,21 @@ class dense_cache_ref {
 
   /// Makes `page` of dense array `a` resident and protects its frame; the line is
   /// result.line. Call release(guard) when done with it. On failure nothing is held.
+  /// On the GPU prefer acquire_then(): a thread that keeps the protection past acquire()'s
+  /// return may wait there for lanes of its warp to reconverge, one of which may be waiting
+  /// for that very protection to end (a reservation's grace period, or its wait for a frame
+  /// without pins); the wait then lasts until that lane's timeout.
   [[nodiscard]] BAM_HD acquire_result acquire(const array_slot& a, std::uint64_t page,
                                               std::uint32_t hint, frame_guard& guard) const;
+  /// acquire(), with `use(line)` called under the protection in the same turn of the loop
+  /// that found the line resident. `use` must end with release(guard) (or the caller's
+  /// equivalent) when the caller runs on a GPU: then no thread holds a frame at a point where
+  /// its warp could reconverge (the end of the loop, of acquire, of the caller) with a lane
+  /// that went on to reserve or evict. On failure `use` is not called and nothing is held.
+  template <class Use>
+  [[nodiscard]] BAM_HD acquire_result acquire_then(const array_slot& a, std::uint64_t page,
+                                                   std::uint32_t hint, frame_guard& guard,
+                                                   Use&& use) const;
   BAM_HD void release(const frame_guard& guard) const { pinning_.leave(guard); }
   /// Marks a protected line dirty (before release).
   BAM_HD void mark_dirty(std::uint32_t line) const;
@@ -99,8 +112,11 @@ class dense_cache_ref {
   /// epochs; under frame pins it is access() without warp groups, and `section` stays closed).
   /// A hit reads the large entry and the resident bit inside the section: no announcement, fence
   /// or atomic read-modify-write of its own. A miss closes the section before it goes through
-  /// acquire() (which may wait). Lanes need not call it together. Call close(section) before
-  /// the thread waits for anything else, and before it ends (reader_section, pinning.hpp).
+  /// acquire() (which may wait), and so do the lanes that call it together with a missing
+  /// lane (they may wait for it to reconverge). Lanes need not call it together. Call
+  /// close(section) before the thread waits for anything else, before it ends, and on the GPU
+  /// before any point where lanes of its warp may wait for each other (the end of a loop whose
+  /// lanes run different trip counts): a lane there waits for the others with its section open.
   template <class Op>
   BAM_HD io_status access(const array_slot& a, std::uint64_t page, std::uint64_t within,
                           std::uint32_t bytes, bool dirty, reader_section& section, Op&& op) const;
@@ -150,7 +166,7 @@ class dense_cache_ref {
   enum class shared_step : std::uint8_t { hit, loaded, wait, promote, failed };
   enum class splinter_result : std::uint8_t { none, moved, converted };
 
-  /// The unprotected tail of both access()es: acquire(), counted, then `op`, then release.
+  /// The unprotected tail of both access()es: acquire_then() with `op` and the release, counted.
   template <class Op>
   BAM_HD io_status access_by_acquire(const array_slot& a, std::uint64_t page, std::uint64_t within,
                                      bool dirty, Op& op) const;

@@ -151,6 +151,13 @@ BAM_HD inline acquire_result dense_cache_ref::wrong_owner(const array_slot& a,
 BAM_HD inline acquire_result dense_cache_ref::acquire(const array_slot& a, std::uint64_t page,
                                                       std::uint32_t hint,
                                                       frame_guard& guard) const {
+  return acquire_then(a, page, hint, guard, [](std::uint32_t) {});
+}
+
+template <class Use>
+BAM_HD acquire_result dense_cache_ref::acquire_then(const array_slot& a, std::uint64_t page,
+                                                    std::uint32_t hint, frame_guard& guard,
+                                                    Use&& use) const {
   const std::uint64_t piece = piece_of(page);
   const std::uint32_t slot = slot_of(page);
   const std::uint64_t bit = frame_pool_view::bit(slot);
@@ -186,6 +193,7 @@ BAM_HD inline acquire_result dense_cache_ref::acquire(const array_slot& a, std::
           promote(a, piece, e);
           continue;
         }
+        use(line);
         return {line,
                 {},
                 loaded   ? probe_kind::miss
@@ -211,6 +219,7 @@ BAM_HD inline acquire_result dense_cache_ref::acquire(const array_slot& a, std::
           release(guard);
           return wrong_owner(a, page);
         }
+        use(line);
         return {line,
                 {},
                 loaded   ? probe_kind::miss
@@ -430,7 +439,8 @@ BAM_HD inline bool dense_cache_ref::take_shared(std::uint64_t e) const {
 BAM_HD inline bool dense_cache_ref::quiesce_piece(std::uint32_t shared, std::uint64_t piece,
                                                   std::uint64_t deadline_ns) const {
   backoff pause;
-  // Pinned readers never wait, so the drain ends.
+  // Pinned readers never wait, so the drain ends (they release before any point where their
+  // warp may reconverge with a lane that waits: acquire_then).
   // acquire: the last readers' unpins (release) before we touch the slots.
   while (frame_pins(atomic_ref<std::uint64_t>(pool_.state[shared]).load(order::acquire)) != 0) {
     if (now_ns() > deadline_ns) return false;
@@ -1174,6 +1184,7 @@ BAM_HD io_status dense_cache_ref::access(const array_slot& a, std::uint64_t page
   count(a, &cache_stats::accesses);
   count(a, &cache_stats::bytes_requested, bytes);
   if (section.uses >= section_renewal) pinning_.close(section);
+  bool served = false;
   if (pinning_.open(section)) {
     ++section.uses;
     const std::uint64_t e = pinning_.entry_in(section, a.large_table[piece_of(page)]);
@@ -1182,10 +1193,14 @@ BAM_HD io_status dense_cache_ref::access(const array_slot& a, std::uint64_t page
       op(cache_.line_data(line) + within);
       if (dirty) mark_dirty(line);
       count(a, &cache_stats::hits);
-      return {};
+      served = true;
     }
-    pinning_.close(section);  // the miss path may wait
   }
+  // A lane that misses may reserve a frame and wait for a grace period, and the lanes beside it
+  // may wait for it to reconverge (the end of this call): they must not hold their sections
+  // there. So when any lane here misses, every lane here closes (the miss path may wait).
+  if (warp::ballot(warp::active_mask(), !served) != 0) pinning_.close(section);
+  if (served) return {};
   return access_by_acquire(a, page, within, dirty, op);
 }
 
@@ -1194,16 +1209,17 @@ BAM_HD io_status dense_cache_ref::access_by_acquire(const array_slot& a, std::ui
                                                     std::uint64_t within, bool dirty,
                                                     Op& op) const {
   frame_guard g;
-  const acquire_result r = acquire(a, page, agent_index(), g);
+  const acquire_result r = acquire_then(a, page, agent_index(), g, [&](std::uint32_t line) {
+    op(cache_.line_data(line) + within);
+    if (dirty) mark_dirty(line);
+    release(g);
+  });
   count(a, r.kind == probe_kind::hit ? &cache_stats::hits : &cache_stats::misses);
   if (r.kind == probe_kind::miss_wait) count(a, &cache_stats::miss_waits);
   if (!r.status.ok()) {
     count(a, &cache_stats::errors);
     return r.status;
   }
-  op(cache_.line_data(r.line) + within);
-  if (dirty) mark_dirty(r.line);
-  release(g);
   return {};
 }
 
