@@ -55,6 +55,10 @@ void storage_options::add_to(CLI::App& c, const storage_choices& choices) {
                "the emulated controller kernel: system, or gpu (both sides are on this GPU)")
       ->check(CLI::IsMember({"system", "gpu"}))
       ->capture_default_str();
+  c.add_option("--controller-stop-poll-us", controller_stop_poll_us,
+               "GPU: how often each controller warp reads the stop flag in host memory (us)")
+      ->check(CLI::Range(1u, 100'000u))
+      ->capture_default_str();
   c.add_option("--model", model_name,
                "Device model: optane (11 us; 5.1 M IOPS at 512 B, 1.5 M at 4 KiB; caps on), nand "
                "(100 us; 0.8 M IOPS at 4 KiB; caps on), unlimited (latency only, no caps). "
@@ -114,6 +118,7 @@ storage_config storage_options::storage() const {
   s.stripe_bytes = line_bytes > 65536 ? line_bytes : 65536;
   s.wait_sleep_ns = wait_sleep_ns;
   s.controller.idle_sleep_ns = controller_sleep_ns;
+  s.controller.stop_poll_ns = std::uint64_t{controller_stop_poll_us} * 1000;
   if (queue_edges == "gpu") {
     if (!gpu) throw input_error("--queue-edges gpu needs the GPU controller (--target gpu)");
     s.controller.gpu_scope_edges = true;
