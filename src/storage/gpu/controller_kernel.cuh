@@ -356,13 +356,10 @@ __device__ void post(const controller_params& p, const queue_slot& s, const queu
     atomic_ref<std::uint64_t>(stamps[2]).store(now_ns(), order::relaxed);
   }
   // The command's data (written by this warp's lanes, ordered by the barrier above) before the
-  // entry, for readers anywhere in the system (a CPU drainer reads host memory), or on this
-  // GPU only when the queue edges are GPU scope.
-  if (p.gpu_scope_edges != 0) {
-    device_fence<scope::device>();
-  } else {
-    device_fence<scope::system>();
-  }
+  // entry, for readers anywhere in the system (a CPU drainer reads host memory). With GPU-scope
+  // edges the release of dword 3 below is enough (it is cumulative over what the barrier
+  // ordered), and a fence.sc would cost about 130 us at times (docs/results.md).
+  if (p.gpu_scope_edges == 0) device_fence<scope::system>();
   // relaxed: dwords 0-2 are published by the release of dword 3 below.
   atomic_ref<std::uint32_t, scope::system>(e.dw0).store(0u, order::relaxed);
   atomic_ref<std::uint32_t, scope::system>(e.dw1).store(0u, order::relaxed);

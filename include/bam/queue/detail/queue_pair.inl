@@ -69,10 +69,11 @@ BAM_HD inline void queue_pair_ref::ring(std::uint32_t* doorbell, std::uint32_t v
     ring_doorbell(doorbell, value, mmio_doorbells_);
     return;
   }
-  // The controller is a kernel on this GPU: the entries need only reach GPU scope.
-  device_fence<scope::device>();
-  // release: the queue entries written or acquired before this store reach the controller's
-  // acquire load of the doorbell.
+  // The controller is a kernel on this GPU: the entries need only reach GPU scope, and a
+  // release store is all that takes (no fence.sc: on the H200 one costs about 130 us at times
+  // while the controller kernel runs, docs/results.md).
+  // release (cumulative): the queue entries this thread wrote, and those it acquired through
+  // the slot marks, reach the controller's acquire load of the doorbell.
   atomic_ref<std::uint32_t, scope::device>(*doorbell).store(value, order::release);
 }
 
