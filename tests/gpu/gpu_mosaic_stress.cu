@@ -12,9 +12,11 @@
 // whose counters stop moving ends the program with what was left unfinished.
 //
 //   gpu_mosaic_stress [--placement gpu_kernel|host_thread|both] [--small] [--grid BLOCKS]
-//                     [--stall-s SECONDS]
+//                     [--stall-s SECONDS] [--controller-stop-poll-us US]
 //     --grid BLOCKS     blocks of every launch instead of the shape's (the cache is sized by it)
 //     --stall-s SECONDS how long no counter may move before a launch counts as stuck (60)
+//     --controller-stop-poll-us US  how often the GPU controller's warps read the stop flag
+//                       in host memory (the storage default otherwise)
 
 #include <algorithm>
 #include <chrono>
@@ -297,6 +299,7 @@ constexpr stress_case cases[] = {
 struct stress_options {
   std::uint32_t grid = 0;  ///< blocks of every launch; 0: the shape's
   std::chrono::seconds stall{60};
+  std::uint32_t stop_poll_us = 0;  ///< 0: the storage default
 };
 
 struct shape {
@@ -333,7 +336,7 @@ std::uint64_t lines_for(const shape& s) {
   return std::max<std::uint64_t>(2 * warps, 256);
 }
 
-storage_config storage_for(controller_placement p) {
+storage_config storage_for(controller_placement p, const stress_options& so) {
   storage_config c;
   const bool on_gpu = p == controller_placement::gpu_kernel;
   c.devices = on_gpu ? 2 : 1;
@@ -342,6 +345,7 @@ storage_config storage_for(controller_placement p) {
   c.model = device_model::unlimited();
   c.placement = p;
   c.timeout_ns = 10'000'000'000ull;  // a stuck command fails its access, with its reason
+  if (so.stop_poll_us != 0) c.controller.stop_poll_ns = std::uint64_t{so.stop_poll_us} * 1000;
   return c;
 }
 
@@ -518,7 +522,7 @@ void run_case(checker& c, controller_placement placement, const options& o,
     const cache::mosaic::frame_geometry g = cache.ref().frames().geometry;
     const std::uint64_t data = data_per_pool * g.frames * g.frame_bytes;
     auto image = pattern_image(data, memory_kind::pinned, rt);
-    emulated_storage ssd(storage_for(placement), image, &rt);
+    emulated_storage ssd(storage_for(placement, so), image, &rt);
     array<std::uint64_t> a(cache, ssd.ref(), {.name = "dense", .dense = true});
     pinned_memory reports(2 * sizeof(report));  // zero-filled; the host watches it
     report* const stressed = reports.as<report>();
@@ -633,6 +637,8 @@ stress_options take_stress_options(std::vector<char*>& args) {
       so.grid = number(i);
     } else if (a == "--stall-s") {
       so.stall = std::chrono::seconds(number(i));
+    } else if (a == "--controller-stop-poll-us") {
+      so.stop_poll_us = number(i);
     } else {
       ++i;
       continue;

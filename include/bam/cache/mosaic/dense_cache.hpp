@@ -209,6 +209,11 @@ class dense_cache_ref {
   BAM_HD bool owner_is(const array_slot& a, std::uint64_t e, std::uint64_t piece) const;
   BAM_HD acquire_result wrong_owner(const array_slot& a, std::uint64_t page) const;
   BAM_HD bool try_hold(std::uint32_t frame, std::uint64_t& s, bool want_open) const;
+  /// Takes an OPEN frame HELD whatever its pins (new pins fail from then on) and waits for the
+  /// pins to drain. Under heavy traffic a frame may never be seen with no pins at all, which
+  /// try_hold needs. On timeout the frame is OPEN again and the result false.
+  BAM_HD bool hold_and_drain(std::uint32_t frame, std::uint64_t& s,
+                             std::uint64_t deadline_ns) const;
   BAM_HD void reopen(std::uint32_t frame) const;
   BAM_HD bool empty_held(std::uint32_t frame, std::uint64_t deadline_ns,
                          std::uint32_t keep_count_for = 0, bool allow_splinter = false) const;

@@ -627,6 +627,28 @@ BAM_HD inline bool dense_cache_ref::try_hold(std::uint32_t frame, std::uint64_t&
       .compare_exchange(s, (s & ~frame_bits::open) | frame_bits::held, order::acquire);
 }
 
+BAM_HD inline bool dense_cache_ref::hold_and_drain(std::uint32_t frame, std::uint64_t& s,
+                                                   std::uint64_t deadline_ns) const {
+  if ((s & frame_bits::held) || !(s & frame_bits::open)) return false;
+  atomic_ref<std::uint64_t> st(pool_.state[frame]);
+  // relaxed: new pins fail from here on (frame_pin); the drain below acquires the readers'
+  // unpins. Pins are kept: their readers still use the frame.
+  if (!st.compare_exchange(s, (s & ~frame_bits::open) | frame_bits::held, order::relaxed)) {
+    return false;
+  }
+  backoff pause;
+  // Pinned readers never wait (they release inside acquire_then), so the drain ends.
+  // acquire: the last readers' unpins (release) before we empty the frame.
+  while (frame_pins(s = st.load(order::acquire)) != 0) {
+    if (now_ns() > deadline_ns) {
+      reopen(frame);
+      return false;
+    }
+    pause.pause();
+  }
+  return true;
+}
+
 BAM_HD inline void dense_cache_ref::reopen(std::uint32_t frame) const {
   // release: what we did while holding (write-backs, cleared bits) before the next pin.
   detail::update_frame(
@@ -663,7 +685,7 @@ BAM_HD inline bool dense_cache_ref::claim_frame(const array_slot& a, bool own_on
         ref.store(0u, order::relaxed);      // second chance
         continue;
       }
-      if (try_hold(f, s, true)) {
+      if (hold_and_drain(f, s, deadline_ns)) {
         if (empty_held(f, deadline_ns, own_only ? a.tenant : 0u, true)) {
           frame = f;
           return true;
