@@ -109,8 +109,9 @@ void add_io_bench(CLI::App& bench) {
   c->add_option("--controller-sleep-ns", o->controller_sleep_ns,
                 "Longest sleep of an idle controller warp (0: none)")
       ->capture_default_str();
-  c->add_option("--controller-stop-poll-us", o->controller_stop_poll_us,
-                "How often each controller warp reads the stop flag in host memory (us)")
+  c->add_option(
+       "--controller-stop-poll-us", o->controller_stop_poll_us,
+       "How often the controller reads its stop flag in host memory while it has work (us)")
       ->capture_default_str();
   c->add_option("--sleep-requests-ns", o->sleep_requests_ns,
                 "sleep figure: the __nanosleep requests measured (list)")

@@ -56,7 +56,8 @@ void storage_options::add_to(CLI::App& c, const storage_choices& choices) {
       ->check(CLI::IsMember({"system", "gpu"}))
       ->capture_default_str();
   c.add_option("--controller-stop-poll-us", controller_stop_poll_us,
-               "GPU: how often each controller warp reads the stop flag in host memory (us)")
+               "GPU: how often the controller reads its stop flag in host memory while it has "
+               "work (us; frequent reads of host memory slow every barrier on the GPU)")
       ->check(CLI::Range(1u, 100'000u))
       ->capture_default_str();
   c.add_option("--model", model_name,

@@ -38,9 +38,9 @@ struct storage_options {
   /// Scope of the queue edges with the GPU controller: "system", or "gpu"
   /// (gpu_controller_options::gpu_scope_edges; the controller kernel shares the GPU).
   std::string queue_edges = "system";
-  /// How often each controller warp reads the stop flag in mapped host memory
+  /// How often the GPU controller reads the stop flag in mapped host memory while it has work
   /// (gpu_controller_options::stop_poll_ns), in microseconds.
-  std::uint32_t controller_stop_poll_us = 100;
+  std::uint32_t controller_stop_poll_us = 100'000;
   /// Device model: "" (none given: Optane's rates and 11 us, caps only with --caps, as before
   /// --model existed), optane, nand or unlimited (Optane's rates, caps off: latency only).
   std::string model_name;

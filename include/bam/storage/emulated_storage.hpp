@@ -53,7 +53,15 @@ struct gpu_controller_options {
   std::uint32_t max_blocks = 0;  ///< 0: as many as are resident on the controller SMs (fewer
                                  ///< when there are fewer queues than warps)
   std::uint64_t watch_period_ns = 10'000'000;  ///< how often warps report ages to the watchdog
-  std::uint64_t stop_poll_ns = 100'000;        ///< how often warps look at the stop flag
+  /// How often a warp that has had work in the last idle_stop_poll_after_ns reads the stop
+  /// flag in mapped host memory. Rarely: on the H200, while warps read mapped host memory
+  /// every 100 us, every system-scope barrier of every kernel on the GPU cost about 130 us and
+  /// a GPU-scope fence.sc did half the time (docs/results.md, "The stop poll").
+  std::uint64_t stop_poll_ns = 100'000'000;
+  /// How often an idle warp (no work for idle_stop_poll_after_ns) reads it: a stop, which
+  /// comes when the apps are done, is seen within about idle_stop_poll_after_ns.
+  std::uint64_t idle_stop_poll_ns = 100'000;
+  std::uint64_t idle_stop_poll_after_ns = 10'000'000;
   /// Batches of up to 32 submission entries a warp fetches from one queue before it completes
   /// that queue's due commands; 0: every entry there (bounded by the queue's depth). 1 makes a
   /// deep queue wait a whole serve pass per 32 entries.

@@ -12,8 +12,8 @@
 //                their data moved by the whole warp (16-byte accesses, several commands in
 //                flight), their completions posted (fence, dwords 0-2, dword 3 with release);
 //                the rest are compacted in order.
-//   3. every watch period, per-queue ages for the host's watchdog; every stop-poll period the
-//      mapped stop flag.
+//   3. every watch period, per-queue ages for the host's watchdog; warp 0, every stop-poll
+//      period, the mapped stop flag (the others a device word it sets: stop_watch).
 // The cursor of a queue is warp-uniform: every lane computes the same updates from ballots and
 // shuffles, and lane 0 stores it.
 
@@ -752,24 +752,80 @@ __device__ std::uint64_t establish_origin(std::uint64_t* origin) {
   return broadcast(o, 0);
 }
 
+/// How the warps learn of a stop. Only warp 0 reads the stop flag in mapped host memory, and
+/// rarely while any warp has work (stop_poll_ns): on the H200, warps loading mapped host memory
+/// every 100 us made every system-scope barrier of every kernel on the GPU cost about 130 us,
+/// and a GPU-scope fence.sc half the time (docs/results.md, "The stop poll"). Once no warp has
+/// had work for idle_stop_poll_after_ns it reads the flag every idle_stop_poll_ns, so a stop
+/// (which comes when the apps are done) is seen soon after the last work. The others look at a
+/// word in device memory, where warp 0 leaves the epoch of the start it saw stopped.
+class stop_watch {
+ public:
+  __device__ stop_watch(const controller_params& p, std::uint32_t w) : p_(p), poller_(w == 0) {}
+
+  /// True once this start has been told to stop (every lane the same).
+  __device__ bool seen(std::uint64_t now) {
+    if (now < next_look_) return false;
+    next_look_ = now + look_ns;
+    std::uint32_t stopped = 0;
+    if (warp::lane() == 0) stopped = poller_ ? poll(now) : read_stopped();
+    return broadcast(stopped, 0) != 0;
+  }
+
+  /// This warp had work at `now`: tells the poller, at most once per publish_ns.
+  __device__ void worked(std::uint64_t now) {
+    if (now - published_ < publish_ns) return;
+    published_ = now;
+    // relaxed: a hint for the poller's period; nothing is read through it.
+    if (warp::lane() == 0) last_work().store(now, order::relaxed);
+  }
+
+ private:
+  static constexpr std::uint64_t look_ns = 20'000;        // device word: cheap, but not every pass
+  static constexpr std::uint64_t publish_ns = 1'000'000;  // last_work: one store per ms per warp
+
+  __device__ atomic_ref<std::uint64_t> last_work() const {
+    return atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(p_.stop_words));
+  }
+  __device__ atomic_ref<std::uint32_t> stopped_epoch() const {
+    return atomic_ref<std::uint32_t>(p_.stop_words[hot_line_bytes / 4]);
+  }
+  __device__ std::uint32_t read_stopped() const {
+    // relaxed: the word only ends the loop.
+    return stopped_epoch().load(order::relaxed) == p_.epoch ? 1u : 0u;
+  }
+  __device__ std::uint32_t poll(std::uint64_t now) {
+    // relaxed: a hint (the stores above).
+    const std::uint64_t last = last_work().load(order::relaxed);
+    const bool idle = now - last >= p_.idle_stop_poll_after_ns;
+    const std::uint64_t period = idle ? p_.idle_stop_poll_ns : p_.stop_poll_ns;
+    if (now - polled_ < period && polled_ != 0) return 0;
+    polled_ = now;
+    // relaxed: the flag only ends the loop; nothing is read through it.
+    if (atomic_ref<std::uint32_t, scope::system>(p_.control->stop).load(order::relaxed) == 0) {
+      return 0;
+    }
+    stopped_epoch().store(p_.epoch, order::relaxed);  // relaxed: only ends the others' loops
+    return 1;
+  }
+
+  const controller_params& p_;
+  const bool poller_;
+  std::uint64_t next_look_ = 0;
+  std::uint64_t published_ = 0;
+  std::uint64_t polled_ = 0;
+};
+
 __device__ void run_warp(const controller_params& p, std::uint32_t w) {
   const std::uint32_t mine = w < p.queue_count ? (p.queue_count - 1 - w) / p.warps + 1 : 0;
   if (mine == 0) return;
   const std::uint64_t origin = establish_origin(p.origin);
   backoff idle(32, p.idle_sleep_ns);
-  std::uint64_t next_stop_poll = 0;
   std::uint64_t next_report = 0;
+  stop_watch stop(p, w);
   for (;;) {
     const std::uint64_t now_abs = broadcast(now_ns(), 0);
-    if (now_abs >= next_stop_poll) {
-      std::uint32_t stop = 0;
-      // relaxed: the flag only ends the loop; nothing is read through it.
-      if (warp::lane() == 0) {
-        stop = atomic_ref<std::uint32_t, scope::system>(p.control->stop).load(order::relaxed);
-      }
-      if (broadcast(stop, 0) != 0) break;
-      next_stop_poll = now_abs + p.stop_poll_ns;
-    }
+    if (stop.seen(now_abs)) break;
     const std::uint64_t now = now_abs > origin ? now_abs - origin : 0;
     bool worked = false;
     for (std::uint32_t base = 0; base < mine; base += warp_lanes) {
@@ -787,6 +843,7 @@ __device__ void run_warp(const controller_params& p, std::uint32_t w) {
       next_report = now_abs + p.watch_period_ns;
     }
     if (worked) {
+      stop.worked(now_abs);
       idle.reset();
     } else {
       idle.pause();  // nanosleep: fewer polls of doorbells the apps' drainers also touch

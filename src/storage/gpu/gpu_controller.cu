@@ -36,8 +36,8 @@ struct gpu_controller::impl {
   std::uint32_t blocks_per_sm = 0;
 
   // Device memory.
-  device_memory d_queues, d_cursors, d_stats, d_pending, d_devices, d_next_free, d_origin, d_dirty,
-      d_flush_lock, d_flush_ticket, d_flush_broken;
+  device_memory d_queues, d_cursors, d_stats, d_pending, d_devices, d_next_free, d_origin, d_stop,
+      d_dirty, d_flush_lock, d_flush_ticket, d_flush_broken;
   // Mapped pinned memory.
   pinned_memory h_mailbox, h_control, h_check_in, h_check_out, h_watch, h_stats;
   owned_stream copies;  // stats and resets, never behind the controller kernel
@@ -202,6 +202,7 @@ gpu_controller::gpu_controller(gpu_runtime& rt, std::vector<controller_device> d
   m.d_devices = device_memory(sizeof(device_params) * m.devices.size());
   m.d_next_free = device_memory(8 * m.devices.size());
   m.d_origin = device_memory(8);
+  m.d_stop = device_memory(2 * hot_line_bytes);
   m.d_dirty = device_memory(std::max<std::uint64_t>(m.dirty_words, 1) * 4);
   m.d_flush_lock = device_memory(4);
   m.d_flush_ticket = device_memory(8);
@@ -232,6 +233,7 @@ gpu_controller::gpu_controller(gpu_runtime& rt, std::vector<controller_device> d
   zero_async(m.d_stats.data(), m.d_stats.bytes(), s);
   zero_async(m.d_next_free.data(), m.d_next_free.bytes(), s);
   zero_async(m.d_origin.data(), 8, s);
+  zero_async(m.d_stop.data(), m.d_stop.bytes(), s);
   zero_async(m.d_dirty.data(), m.d_dirty.bytes(), s);
   zero_async(m.d_flush_lock.data(), 4, s);
   zero_async(m.d_flush_ticket.data(), 8, s);
@@ -246,6 +248,7 @@ gpu_controller::gpu_controller(gpu_runtime& rt, std::vector<controller_device> d
   p.devices = m.d_devices.as<device_params>();
   p.next_free_ps = m.d_next_free.as<std::uint64_t>();
   p.origin = m.d_origin.as<std::uint64_t>();
+  p.stop_words = m.d_stop.as<std::uint32_t>();
   p.dirty = mode == flush_mode::host_helper ? m.d_dirty.as<std::uint32_t>() : nullptr;
   p.host_dirty = mode == flush_mode::host_helper ? image->dirty_bits() : nullptr;
   p.dirty_words = mode == flush_mode::host_helper ? m.dirty_words : 0;
@@ -263,6 +266,8 @@ gpu_controller::gpu_controller(gpu_runtime& rt, std::vector<controller_device> d
   p.warps = m.grid * warps_per_block;
   p.watch_period_ns = options.watch_period_ns;
   p.stop_poll_ns = options.stop_poll_ns;
+  p.idle_stop_poll_ns = options.idle_stop_poll_ns;
+  p.idle_stop_poll_after_ns = options.idle_stop_poll_after_ns;
   p.fetch_batches = options.fetch_batches;
   p.idle_sleep_ns = options.idle_sleep_ns;
   p.gpu_scope_edges = options.gpu_scope_edges ? 1u : 0u;
