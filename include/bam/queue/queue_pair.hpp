@@ -28,11 +28,11 @@
 /// resets the queue when it is quiet (queue_pair_memory::reset).
 ///
 /// The doorbell stores (fence, release) are system scope: a real SSD's DMA or a CPU controller
-/// is on the other side. set_gpu_scope_edges(true) makes them GPU scope, for a controller that
-/// is a kernel on the same GPU as every queue user (the emulated gpu_kernel placement); it is
-/// wrong for anything else. Completion entries are always loaded at system scope (an acquire
-/// load waits for no earlier store; a system-scope load synchronizes with a GPU-scope release
-/// of a thread on the same GPU).
+/// is on the other side. set_gpu_scope_edges(true) makes them a GPU-scope release store alone,
+/// for a controller that is a kernel on the same GPU as every queue user (the emulated
+/// gpu_kernel placement); it is wrong for anything else. Completion entries are always loaded at
+/// system scope (an acquire load waits for no earlier store; a system-scope load synchronizes with
+/// a GPU-scope release of a thread on the same GPU).
 ///
 /// Thread safety: every member of queue_pair_ref may be called by any number of threads at
 /// once, on the GPU or on CPU threads. Do not mix submit() and submit_naive() on one queue.

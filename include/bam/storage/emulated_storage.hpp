@@ -70,8 +70,8 @@ struct gpu_controller_options {
   /// 0: poll without sleeping. Up to max_sleep_ns.
   std::uint32_t idle_sleep_ns = 1024;
   std::uint64_t flush_timeout_ns = 60'000'000'000ull;  ///< FLUSH write-back deadline
-  /// The fences and release stores that publish doorbells (every queue: queue_pair_ref::
-  /// set_gpu_scope_edges) and completions (the kernel) at GPU scope instead of system scope;
+  /// Doorbells (every queue: queue_pair_ref::set_gpu_scope_edges) and completions (the kernel)
+  /// published with a GPU-scope release store alone instead of a system fence and release;
   /// the loads on the other side stay system scope. Enough when the controller and all queue
   /// users are on one GPU, which a real SSD's DMA or a CPU controller is not. Off: the
   /// emulator pays what a real SSD's system-scope edges cost (DESIGN 4).
