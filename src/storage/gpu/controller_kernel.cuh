@@ -797,7 +797,8 @@ class stop_watch {
   __device__ std::uint32_t poll(std::uint64_t now) {
     // relaxed: a hint (the stores above).
     const std::uint64_t last = last_work().load(order::relaxed);
-    const bool idle = now - last >= p_.idle_stop_poll_after_ns;
+    // A `last` past our `now` (another warp read the clock later) means work: not idle.
+    const bool idle = now >= last + p_.idle_stop_poll_after_ns;
     const std::uint64_t period = idle ? p_.idle_stop_poll_ns : p_.stop_poll_ns;
     if (now - polled_ < period && polled_ != 0) return 0;
     polled_ = now;
