@@ -224,6 +224,8 @@ class dense_cache_ref {
   BAM_HD const array_slot* tenant_slot(std::uint32_t tenant, std::uint64_t piece) const;
   BAM_HD bool hosts_page_of(std::uint32_t shared, std::uint32_t k, std::uint64_t piece) const;
   BAM_HD bool take_shared(std::uint64_t e) const;
+  /// Waits until `frame` has no pins (false past the deadline).
+  BAM_HD bool wait_unpinned(std::uint32_t frame, std::uint64_t deadline_ns) const;
   BAM_HD bool quiesce_piece(std::uint32_t shared, std::uint64_t piece,
                             std::uint64_t deadline_ns) const;
   BAM_HD bool take_piece_slots(std::uint32_t shared, std::uint64_t piece, std::uint64_t deadline_ns,

@@ -436,17 +436,23 @@ BAM_HD inline bool dense_cache_ref::take_shared(std::uint64_t e) const {
   return false;
 }
 
-BAM_HD inline bool dense_cache_ref::quiesce_piece(std::uint32_t shared, std::uint64_t piece,
+BAM_HD inline bool dense_cache_ref::wait_unpinned(std::uint32_t frame,
                                                   std::uint64_t deadline_ns) const {
   backoff pause;
   // Pinned readers never wait, so the drain ends (they release before any point where their
   // warp may reconverge with a lane that waits: acquire_then).
-  // acquire: the last readers' unpins (release) before we touch the slots.
-  while (frame_pins(atomic_ref<std::uint64_t>(pool_.state[shared]).load(order::acquire)) != 0) {
+  // acquire: the last readers' unpins (release) before we touch the frame.
+  while (frame_pins(atomic_ref<std::uint64_t>(pool_.state[frame]).load(order::acquire)) != 0) {
     if (now_ns() > deadline_ns) return false;
     pause.pause();
   }
-  if (!pinning_.quiesce(deadline_ns)) return false;
+  return true;
+}
+
+BAM_HD inline bool dense_cache_ref::quiesce_piece(std::uint32_t shared, std::uint64_t piece,
+                                                  std::uint64_t deadline_ns) const {
+  if (!wait_unpinned(shared, deadline_ns) || !pinning_.quiesce(deadline_ns)) return false;
+  backoff pause;
   const frame_geometry& g = pool_.geometry;
   for (std::uint32_t k = meta_lines(); k < g.lines_per_frame; ++k) {
     atomic_ref<std::uint64_t> busy(pool_.word(pool_.busy, shared, k));
@@ -631,22 +637,14 @@ BAM_HD inline bool dense_cache_ref::hold_and_drain(std::uint32_t frame, std::uin
                                                    std::uint64_t deadline_ns) const {
   if ((s & frame_bits::held) || !(s & frame_bits::open)) return false;
   atomic_ref<std::uint64_t> st(pool_.state[frame]);
-  // relaxed: new pins fail from here on (frame_pin); the drain below acquires the readers'
+  // relaxed: new pins fail from here on (frame_pin); wait_unpinned acquires the readers'
   // unpins. Pins are kept: their readers still use the frame.
   if (!st.compare_exchange(s, (s & ~frame_bits::open) | frame_bits::held, order::relaxed)) {
     return false;
   }
-  backoff pause;
-  // Pinned readers never wait (they release inside acquire_then), so the drain ends.
-  // acquire: the last readers' unpins (release) before we empty the frame.
-  while (frame_pins(s = st.load(order::acquire)) != 0) {
-    if (now_ns() > deadline_ns) {
-      reopen(frame);
-      return false;
-    }
-    pause.pause();
-  }
-  return true;
+  if (wait_unpinned(frame, deadline_ns)) return true;
+  reopen(frame);
+  return false;
 }
 
 BAM_HD inline void dense_cache_ref::reopen(std::uint32_t frame) const {
