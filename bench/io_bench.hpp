@@ -40,6 +40,8 @@
 #include <string>
 #include <vector>
 
+#include <bam/storage/emulated_storage.hpp>
+
 namespace bam::bench {
 
 struct io_bench_options {
@@ -58,8 +60,10 @@ struct io_bench_options {
   std::uint32_t fetch_batches = 0;     ///< controller knob (emulated_storage.hpp); 0: all
   std::vector<std::uint32_t> wait_sleep_ns = {4096};  ///< latency, decompose: the sweep; else [0]
   std::uint32_t controller_sleep_ns = 1024;           ///< gpu_controller_options::idle_sleep_ns
-  std::uint32_t controller_stop_poll_us = 100'000;  ///< gpu_controller_options::stop_poll_ns / 1000
-                                                    ///< (its only periodic read of host memory)
+  /// gpu_controller_options::stop_poll_ns / 1000 (the controller's only periodic read of host
+  /// memory)
+  std::uint32_t controller_stop_poll_us =
+      static_cast<std::uint32_t>(gpu_controller_options{}.stop_poll_ns / 1000);
   std::vector<std::uint32_t> sleep_requests_ns = {0, 100, 1000, 4096};  ///< sleep figure
   /// decompose: working lanes per warp, each value a run of its own (1, 2, 4, 8, 16 or 32;
   /// 32 working threads on a queue are one full warp, or 32 warps of one lane at 1)

@@ -15,8 +15,8 @@
 //                     [--stall-s SECONDS] [--controller-stop-poll-us US]
 //     --grid BLOCKS     blocks of every launch instead of the shape's (the cache is sized by it)
 //     --stall-s SECONDS how long no counter may move before a launch counts as stuck (60)
-//     --controller-stop-poll-us US  how often the GPU controller's warps read the stop flag
-//                       in host memory (the storage default otherwise)
+//     --controller-stop-poll-us US  how often the GPU controller reads its stop flag in host
+//                       memory while it has work (the storage default otherwise)
 
 #include <algorithm>
 #include <chrono>

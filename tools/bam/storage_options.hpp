@@ -40,7 +40,8 @@ struct storage_options {
   std::string queue_edges = "system";
   /// How often the GPU controller reads the stop flag in mapped host memory while it has work
   /// (gpu_controller_options::stop_poll_ns), in microseconds.
-  std::uint32_t controller_stop_poll_us = 100'000;
+  std::uint32_t controller_stop_poll_us =
+      static_cast<std::uint32_t>(gpu_controller_options{}.stop_poll_ns / 1000);
   /// Device model: "" (none given: Optane's rates and 11 us, caps only with --caps, as before
   /// --model existed), optane, nand or unlimited (Optane's rates, caps off: latency only).
   std::string model_name;

@@ -53,13 +53,14 @@ struct gpu_controller_options {
   std::uint32_t max_blocks = 0;  ///< 0: as many as are resident on the controller SMs (fewer
                                  ///< when there are fewer queues than warps)
   std::uint64_t watch_period_ns = 10'000'000;  ///< how often warps report ages to the watchdog
-  /// How often a warp that has had work in the last idle_stop_poll_after_ns reads the stop
-  /// flag in mapped host memory. Rarely: on the H200, while warps read mapped host memory
-  /// every 100 us, every system-scope barrier of every kernel on the GPU cost about 130 us and
-  /// a GPU-scope fence.sc did half the time (docs/results.md, "The stop poll").
+  /// How often the controller (its warp 0) reads the stop flag in mapped host memory while
+  /// some warp had work in the last idle_stop_poll_after_ns. Rarely: on the H200, while every
+  /// warp read mapped host memory every 100 us, every system-scope barrier of every kernel on
+  /// the GPU cost about 130 us and a GPU-scope fence.sc did half the time (docs/results.md,
+  /// "The stop poll").
   std::uint64_t stop_poll_ns = 100'000'000;
-  /// How often an idle warp (no work for idle_stop_poll_after_ns) reads it: a stop, which
-  /// comes when the apps are done, is seen within about idle_stop_poll_after_ns.
+  /// How often it reads the flag once no warp had work for idle_stop_poll_after_ns: a stop,
+  /// which comes when the apps are done, is seen within about idle_stop_poll_after_ns.
   std::uint64_t idle_stop_poll_ns = 100'000;
   std::uint64_t idle_stop_poll_after_ns = 10'000'000;
   /// Batches of up to 32 submission entries a warp fetches from one queue before it completes

@@ -785,10 +785,10 @@ class stop_watch {
   static constexpr std::uint64_t publish_ns = 1'000'000;  // last_work: one store per ms per warp
 
   __device__ atomic_ref<std::uint64_t> last_work() const {
-    return atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(p_.stop_words));
+    return atomic_ref<std::uint64_t>(p_.stop_words->last_work);
   }
   __device__ atomic_ref<std::uint32_t> stopped_epoch() const {
-    return atomic_ref<std::uint32_t>(p_.stop_words[hot_line_bytes / 4]);
+    return atomic_ref<std::uint32_t>(p_.stop_words->stopped_epoch);
   }
   __device__ std::uint32_t read_stopped() const {
     // relaxed: the word only ends the loop.

@@ -115,6 +115,13 @@ struct host_control {
 };
 
 /// The kernel's parameters (by value).
+/// Device words through which warp 0 tells the others of a stop (stop_watch), each on its own
+/// line.
+struct controller_stop_words {
+  alignas(hot_line_bytes) std::uint64_t last_work;      ///< latest %globaltimer with work (a hint)
+  alignas(hot_line_bytes) std::uint32_t stopped_epoch;  ///< epoch of the start seen stopped
+};
+
 struct controller_params {
   const queue_slot* queues;
   queue_cursor* cursors;
@@ -123,11 +130,9 @@ struct controller_params {
   const device_params* devices;
   std::uint64_t* next_free_ps;  ///< per device: when its pipeline is free (ps past the origin)
   std::uint64_t* origin;        ///< globaltimer of the first start; set once by the kernel
-  /// Device memory, two 128-byte lines: [0] the latest %globaltimer at which some warp had
-  /// work (u64, a hint), [32] (u32) the epoch of the start whose stop the poller saw.
-  std::uint32_t* stop_words;
-  std::uint32_t* dirty;       ///< device copy of the dirty chunk bits (null: not tracked)
-  std::uint32_t* host_dirty;  ///< the image's own dirty bits (mapped)
+  controller_stop_words* stop_words;  ///< device memory
+  std::uint32_t* dirty;               ///< device copy of the dirty chunk bits (null: not tracked)
+  std::uint32_t* host_dirty;          ///< the image's own dirty bits (mapped)
   std::uint64_t dirty_words;
   std::uint32_t* flush_lock;    ///< 0, or 1 while a FLUSH is with the host
   std::uint64_t* flush_ticket;  ///< tickets handed out (lock holder only)
@@ -143,8 +148,8 @@ struct controller_params {
   std::uint32_t warps;  ///< warps in the grid (queues are dealt round robin)
   std::uint32_t epoch;
   std::uint64_t watch_period_ns;
-  std::uint64_t stop_poll_ns;       ///< while the warp has work
-  std::uint64_t idle_stop_poll_ns;  ///< once it has had none for idle_stop_poll_after_ns
+  std::uint64_t stop_poll_ns;       ///< while some warp had work in idle_stop_poll_after_ns
+  std::uint64_t idle_stop_poll_ns;  ///< once none had
   std::uint64_t idle_stop_poll_after_ns;
   std::uint32_t fetch_batches;    ///< batches of up to 32 entries per queue per serve; 0: all
   std::uint32_t idle_sleep_ns;    ///< longest idle nanosleep of a warp; 0: poll without sleeping

@@ -202,7 +202,7 @@ gpu_controller::gpu_controller(gpu_runtime& rt, std::vector<controller_device> d
   m.d_devices = device_memory(sizeof(device_params) * m.devices.size());
   m.d_next_free = device_memory(8 * m.devices.size());
   m.d_origin = device_memory(8);
-  m.d_stop = device_memory(2 * hot_line_bytes);
+  m.d_stop = device_memory(sizeof(controller_stop_words));
   m.d_dirty = device_memory(std::max<std::uint64_t>(m.dirty_words, 1) * 4);
   m.d_flush_lock = device_memory(4);
   m.d_flush_ticket = device_memory(8);
@@ -248,7 +248,7 @@ gpu_controller::gpu_controller(gpu_runtime& rt, std::vector<controller_device> d
   p.devices = m.d_devices.as<device_params>();
   p.next_free_ps = m.d_next_free.as<std::uint64_t>();
   p.origin = m.d_origin.as<std::uint64_t>();
-  p.stop_words = m.d_stop.as<std::uint32_t>();
+  p.stop_words = m.d_stop.as<controller_stop_words>();
   p.dirty = mode == flush_mode::host_helper ? m.d_dirty.as<std::uint32_t>() : nullptr;
   p.host_dirty = mode == flush_mode::host_helper ? image->dirty_bits() : nullptr;
   p.dirty_words = mode == flush_mode::host_helper ? m.dirty_words : 0;
