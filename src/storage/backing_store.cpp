@@ -53,9 +53,15 @@ std::shared_ptr<backing_store> backing_store::from_file(const std::string& path,
   std::shared_ptr<backing_store> s(new backing_store());
   s->path_ = path;
   s->fd_ = writable ? fd : -1;
-  s->allocate(static_cast<std::uint64_t>(st.st_size), kind);
-  runtime::fill_zero(s->data_, s->allocated_, kind);
-  runtime::load_file(fd, path, s->data_, s->bytes_, kind);
+  try {
+    s->allocate(static_cast<std::uint64_t>(st.st_size), kind);
+    // The file fills [0, bytes); only the padding up to the allocation needs zeroes.
+    runtime::fill_zero(s->data_ + s->bytes_, s->allocated_ - s->bytes_, kind);
+    runtime::load_file(fd, path, s->data_, s->bytes_, kind);
+  } catch (...) {
+    if (!writable) ::close(fd);  // a writable store's destructor closes it
+    throw;
+  }
   if (!writable) ::close(fd);
   return s;
 }
