@@ -44,6 +44,9 @@ class gpu_executor final : public cache_executor {
     const std::uint32_t sms =
         rt.app_sms() ? rt.app_sms() : static_cast<std::uint32_t>(p.multiProcessorCount);
     warps_ = std::uint64_t{sms} * (p.maxThreadsPerMultiProcessor / 32);
+    // reader_slot() is (SM, warp slot, lane) over every SM of the device, the controller's too.
+    reader_slots_ = static_cast<std::uint32_t>(p.multiProcessorCount) *
+                    static_cast<std::uint32_t>(p.maxThreadsPerMultiProcessor);
     grid_ = sms * 4;
     // Load and launch each kernel once now: a first launch beside a running controller can
     // deadlock (DESIGN 11).
@@ -58,6 +61,7 @@ class gpu_executor final : public cache_executor {
 
   [[nodiscard]] memory_kind memory() const override { return memory_kind::device; }
   [[nodiscard]] std::uint64_t concurrent_warps() const override { return warps_; }
+  [[nodiscard]] std::uint32_t reader_slots() const override { return reader_slots_; }
   [[nodiscard]] std::uint32_t warp_width() const override { return 32; }
 
   void copy_to_cache(void* dst, const void* src, std::uint64_t bytes) override {
@@ -116,6 +120,7 @@ class gpu_executor final : public cache_executor {
   pinned_memory staging_;
   pinned_memory failure_;
   std::uint64_t warps_ = 0;
+  std::uint32_t reader_slots_ = 0;
   std::uint32_t grid_ = 0;
 };
 

@@ -86,13 +86,14 @@ void check_config(const cache_config& c) {
   }
 }
 
-/// Epoch reader slots: the configured count, else one per CPU thread that may use the cache
-/// at once (the registry hands out the lowest free index), or on a GPU one per thread slot of
-/// up to 256 SMs of 64 warps (reader_slot() is (SM, warp slot, lane)).
-std::uint32_t epoch_slots_for(const cache_config& c, memory_kind memory) {
+/// Epoch reader slots: the configured count, else what the executor's threads need (on a GPU
+/// one per resident thread of every SM: reader_slot() is (SM, warp slot, lane); every grace
+/// period scans them all), else one per CPU thread that may use the cache at once (the
+/// registry hands out the lowest free index).
+std::uint32_t epoch_slots_for(const cache_config& c, const detail::cache_executor& exec) {
   if (c.pinning != pinning_kind::epochs || c.translation != translation_kind::two_level) return 0;
   if (c.epoch_slots != 0) return c.epoch_slots;
-  return memory == memory_kind::host ? 4096u : 256u * 64u * 32u;
+  return exec.reader_slots() != 0 ? exec.reader_slots() : 4096u;
 }
 
 std::uint32_t prp_entries_per_line(std::uint32_t line_bytes) {
@@ -167,11 +168,12 @@ struct page_cache::impl {
                        memory == memory_kind::host ? memory_kind::host : memory_kind::pinned);
     }
     const cache::mosaic::frame_pool_view& f = mem.frames;
-    for (void* p : {static_cast<void*>(f.state), static_cast<void*>(f.resident),
-                    static_cast<void*>(f.busy), static_cast<void*>(f.dirty),
-                    static_cast<void*>(f.owner), static_cast<void*>(f.referenced),
-                    static_cast<void*>(f.resident_count), static_cast<void*>(f.hand),
-                    static_cast<void*>(f.epoch), static_cast<void*>(f.epoch_slots)}) {
+    for (void* p :
+         {static_cast<void*>(f.state), static_cast<void*>(f.resident), static_cast<void*>(f.busy),
+          static_cast<void*>(f.dirty), static_cast<void*>(f.owner),
+          static_cast<void*>(f.referenced), static_cast<void*>(f.resident_count),
+          static_cast<void*>(f.hand), static_cast<void*>(f.epoch),
+          static_cast<void*>(f.epoch_slots), static_cast<void*>(f.epoch_scan)}) {
       free(p);
     }
     free(mem.data);
@@ -253,12 +255,13 @@ void page_cache::init_frames() {
   f.referenced = static_cast<std::uint32_t*>(m.alloc(frames * 4));
   f.resident_count = static_cast<std::uint32_t*>(m.alloc(frames * 4));
   f.hand = static_cast<std::uint64_t*>(m.alloc(hot_line_bytes));
-  f.epoch_slot_count = epoch_slots_for(m.config, m.memory);
+  f.epoch_slot_count = epoch_slots_for(m.config, *m.exec);
   if (f.epoch_slot_count != 0) {
     f.epoch = static_cast<std::uint64_t*>(m.alloc(hot_line_bytes));
     const std::uint64_t first = cache::mosaic::first_epoch;
     m.exec->copy_to_cache(f.epoch, &first, sizeof first);
     f.epoch_slots = static_cast<std::uint64_t*>(m.alloc(std::uint64_t{f.epoch_slot_count} * 8));
+    f.epoch_scan = static_cast<std::uint64_t*>(m.alloc(hot_line_bytes));  // zero: none quiet yet
   }
 }
 

@@ -26,11 +26,13 @@ struct one_frame {
     p.state = &state;
     p.epoch = &epoch;
     p.epoch_slots = slots.data();
+    p.epoch_scan = scan_words;
     p.epoch_slot_count = static_cast<std::uint32_t>(slots.size());
   }
   frame_pool_view p;
   std::uint64_t state = 0;
   std::uint64_t epoch = first_epoch;
+  std::uint64_t scan_words[2] = {0, 0};
   std::vector<std::uint64_t> slots = std::vector<std::uint64_t>(256, 0);
   std::uint64_t entry = 0;
 };
@@ -133,6 +135,77 @@ TEST(Epochs, AThreadBeyondTheSlotsIsToldSoInsteadOfSharingOne) {
   EXPECT_EQ(frame_pinning(f.p).enter(f.entry, 1, g), enter_result::not_coalesced);
   f.entry = make_entry(0, 1, 1);
   EXPECT_EQ(frame_pinning(f.p).enter(f.entry, 1, g), enter_result::no_reader_slot);
+}
+
+TEST(Epochs, AGracePeriodTrustsAQuietEpochAnotherScanPublished) {
+  one_frame f(pinning_kind::epochs);
+  f.slots[3] = f.epoch;  // a reader from before the call: only a scan could wait for it
+  f.scan_words[epoch_quiet_word] = f.epoch + 10;  // a later scan proved every such reader gone
+  EXPECT_TRUE(epoch_grace_period(f.p, soon()));
+}
+
+TEST(Epochs, AWaiterWhileAnotherThreadScansWaitsForItsWord) {
+  one_frame f(pinning_kind::epochs);
+  f.scan_words[epoch_scanning_word] = 1;  // someone else is scanning and never publishes
+  EXPECT_FALSE(epoch_grace_period(f.p, soon()));
+  f.scan_words[epoch_scanning_word] = 0;  // the scan is over: the next waiter scans itself
+  EXPECT_TRUE(epoch_grace_period(f.p, soon()));
+  EXPECT_GE(f.scan_words[epoch_quiet_word], first_epoch + 1);
+  EXPECT_EQ(f.scan_words[epoch_scanning_word], 0u);
+}
+
+// Retirers close a cell, wait for a grace period and overwrite it; readers announce, and read
+// the cell only while it is open. With a grace period that returned early, a reader would see
+// the overwrite (and ThreadSanitizer a race on the plain payload).
+TEST(Epochs, ConcurrentGracePeriodsNeverLetAReaderSeeARetiredCell) {
+  one_frame f(pinning_kind::epochs);
+  constexpr unsigned cells = 4, retirers = 3, readers = 4, rounds = 300;
+  struct cell {
+    std::uint64_t open = 1;   // atomic_ref: the entry readers check after announcing
+    std::uint64_t value = 7;  // plain: protected by the grace period alone
+  };
+  std::vector<cell> c(cells);
+  std::atomic<bool> done{false};
+  std::atomic<std::uint64_t> wrong{0}, timeouts{0};
+  std::vector<std::thread> threads;
+  for (unsigned r = 0; r < readers; ++r) {
+    threads.emplace_back([&, r] {
+      for (std::uint64_t k = r; !done.load(std::memory_order_relaxed); ++k) {
+        cell& x = c[k % cells];
+        const std::uint32_t slot = epoch_enter(f.p);
+        if (atomic_ref<std::uint64_t>(x.open).load(epoch_read_order) == 1 && x.value != 7) {
+          wrong.fetch_add(1);
+        }
+        epoch_exit(f.p, slot);
+      }
+    });
+  }
+  for (unsigned w = 0; w < retirers; ++w) {
+    threads.emplace_back([&, w] {
+      for (unsigned k = 0; k < rounds; ++k) {
+        cell& x = c[(w + k * retirers) % cells];
+        std::uint64_t expected = 1;
+        // seq_cst: the close precedes the grace period's increment (epochs.hpp).
+        if (!atomic_ref<std::uint64_t>(x.open).compare_exchange(expected, 2, order::seq_cst)) {
+          continue;  // another retirer has it
+        }
+        if (!epoch_grace_period(f.p, now_ns() + 5'000'000'000ull)) {
+          timeouts.fetch_add(1);
+          continue;  // leave it closed: nobody may write it
+        }
+        x.value = 99;  // the retired cell is ours: no reader can still hold it
+        x.value = 7;   // reused
+        // release: the rewrite before the reopening
+        atomic_ref<std::uint64_t>(x.open).store(1, order::release);
+      }
+    });
+  }
+  for (unsigned w = 0; w < retirers; ++w) threads[readers + w].join();
+  done = true;
+  for (unsigned r = 0; r < readers; ++r) threads[r].join();
+  EXPECT_EQ(wrong.load(), 0u);
+  EXPECT_EQ(timeouts.load(), 0u);
+  EXPECT_EQ(f.scan_words[epoch_scanning_word], 0u);
 }
 
 }  // namespace

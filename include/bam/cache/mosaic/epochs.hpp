@@ -37,6 +37,10 @@ namespace bam::cache::mosaic {
 
 /// Epoch values start at 1; a slot holding 0 is a reader outside any section.
 inline constexpr std::uint64_t first_epoch = 1;
+/// frame_pool_view::epoch_scan: the newest epoch a finished scan proved quiet (no reader that
+/// announced it or an older one is left), and 1 while a thread scans.
+inline constexpr unsigned epoch_quiet_word = 0;
+inline constexpr unsigned epoch_scanning_word = 1;
 /// The announcement's store: relaxed on the device, where a seq_cst fence follows it; seq_cst
 /// on the host (the file comment says why).
 inline constexpr order epoch_announce_order = BAM_DEVICE_PASS ? order::relaxed : order::seq_cst;
@@ -75,16 +79,11 @@ inline constexpr std::uint32_t epoch_scan_batch = 32;
 /// seq_cst loads, because ThreadSanitizer does not model standalone fences (platform/atomic.hpp).
 inline constexpr order epoch_scan_order = BAM_DEVICE_PASS ? order::relaxed : order::seq_cst;
 
-/// Waits for a grace period: every reader that announced before this call has left. Call it
-/// after closing what readers must stop seeing, outside any section. False past the deadline.
-BAM_HD inline bool epoch_grace_period(const frame_pool_view& p, std::uint64_t deadline_ns) {
-  // seq_cst: the increment follows our close in S, and readers that load the new value
-  // (acquire) see the close.
-  const std::uint64_t e = atomic_ref<std::uint64_t>(*p.epoch).fetch_add(1, order::seq_cst);
-  // Device: a seq_cst fence after the close stands in for seq_cst on every slot load. A reader
-  // store that follows the fence in S follows the close too, so its entry load sees the close;
-  // one that precedes the fence is seen by our relaxed load (C++20 fence rules).
-  device_fence<scope::device>();
+/// Waits until no slot holds an epoch in 1..`e`: every reader that announced one of them has
+/// left. Call after a seq_cst fence (or, on the host, a seq_cst operation) that follows the
+/// closes to cover. False past the deadline.
+BAM_HD inline bool epoch_wait_readers(const frame_pool_view& p, std::uint64_t e,
+                                      std::uint64_t deadline_ns) {
   const auto busy = [e](std::uint64_t v) { return v != 0 && v <= e; };
   // Passes: each loads the slots in [first, end) in batches and narrows the range to the
   // first and last slot still busy; the next pass comes after one pause. A reader leaves
@@ -117,6 +116,48 @@ BAM_HD inline bool epoch_grace_period(const frame_pool_view& p, std::uint64_t de
   // Device: acquire for the relaxed loads that saw readers leave (their exits store with release).
   device_fence<scope::device>();
   return true;
+}
+
+/// Waits for a grace period: every reader that announced before this call has left. Call it
+/// after closing what readers must stop seeing, outside any section. False past the deadline.
+///
+/// Shared: one thread at a time scans (a scan of every GPU reader slot takes milliseconds),
+/// for every waiter that advanced the epoch before its scan began, and publishes the epoch it
+/// proved quiet; the others wait for that word. Why a scan covers another thread's close: that
+/// thread's increment is in the release sequence the scanner's epoch load reads from, so its
+/// close happens before the scanner's fence, and the store-buffering argument of the file
+/// comment goes through with the scanner's fence in place of the closer's.
+BAM_HD inline bool epoch_grace_period(const frame_pool_view& p, std::uint64_t deadline_ns) {
+  atomic_ref<std::uint64_t> epoch(*p.epoch);
+  // seq_cst: the increment follows our close in S, and readers that load the new value
+  // (acquire) see the close.
+  const std::uint64_t mine = epoch.fetch_add(1, order::seq_cst);
+  atomic_ref<std::uint64_t> quiet(p.epoch_scan[epoch_quiet_word]);
+  atomic_ref<std::uint64_t> scanning(p.epoch_scan[epoch_scanning_word]);
+  backoff pause;
+  for (;;) {
+    // acquire: pairs with the scanner's release; the readers' exits its scan saw happen
+    // before what we do next with the frame.
+    if (quiet.load(order::acquire) >= mine) return true;
+    std::uint64_t idle = 0;
+    // acquire: the previous scanner's publication happens before our scan and ours.
+    if (scanning.compare_exchange(idle, 1u, order::acquire)) {
+      // seq_cst: the newest increment, ours or later; every waiter up to it is covered (above).
+      const std::uint64_t e = epoch.load(order::seq_cst) - 1;
+      // Device: a seq_cst fence after the closes stands in for seq_cst on every slot load. A
+      // reader store that follows the fence in S follows the closes too, so its entry load sees
+      // them; one that precedes the fence is seen by our relaxed loads (C++20 fence rules).
+      device_fence<scope::device>();
+      const bool quiesced = epoch_wait_readers(p, e, deadline_ns);
+      // release: our scan's acquired exits, for the waiters that read the word. Scans run one
+      // at a time and each reads a newer epoch, so the word only grows.
+      if (quiesced) quiet.store(e, order::release);
+      scanning.store(0u, order::release);  // release: hands the scan on with the word
+      return quiesced;
+    }
+    if (now_ns() > deadline_ns) return false;
+    pause.pause();
+  }
 }
 
 }  // namespace bam::cache::mosaic

@@ -9,6 +9,7 @@
 ///   referenced[f]      CLOCK hint: set when a slot of the frame is loaded
 ///   resident_count[f]  slots resident (statistics and planning)
 ///   epoch, epoch_slots (pinning_kind::epochs): the global epoch and one word per reader slot
+///   epoch_scan         the grace-period scan's words: the newest quiet epoch, a scanner flag
 ///   hand               the frame CLOCK hand
 
 #include <cstdint>
@@ -37,6 +38,7 @@ struct frame_pool_view {
   std::uint64_t* hand = nullptr;
   std::uint64_t* epoch = nullptr;
   std::uint64_t* epoch_slots = nullptr;
+  std::uint64_t* epoch_scan = nullptr;  ///< the grace periods' shared words (epochs.hpp)
   std::uint32_t epoch_slot_count = 0;
   bool check_owner = false;  ///< cache_config::check_frame_owners
   /// cache_config::splinter_percent: a coalesced piece whose frame is taken while it holds at
