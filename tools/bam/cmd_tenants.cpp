@@ -49,8 +49,10 @@ tenants::study_config make_config(tenants_options& o) {
   c.runtime.quiet = true;
   c.cpu_workers = o.storage.workers ? o.storage.workers : 4;
   c.graph = o.graph;
+  c.progress = [](const std::string& line) { std::cerr << "# " << line << '\n'; };
   if (o.translation == "both") {
-    c.translations = {translation_kind::two_level, translation_kind::base};
+    // Base first: its shared runs are printed before two-level's, whatever happens to those.
+    c.translations = {translation_kind::base, translation_kind::two_level};
   } else if (o.translation == "two_level") {
     c.translations = {translation_kind::two_level};
   } else {
@@ -128,6 +130,10 @@ void add_tenants_command(CLI::App& app) {
       ->check(CLI::IsMember({"frame_pins", "epochs"}))
       ->capture_default_str();
   c->add_option("--frame-quota", o->study.frame_quota, "Frames each tenant may hold (0: none)")
+      ->capture_default_str();
+  c->add_option("--progress-s", o->study.progress_interval_s,
+                "Seconds between progress lines of a shared run (0: none)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   c->add_flag("!--no-compaction", o->study.compaction,
               "CPU path, two_level: no compaction agent beside the tenants");

@@ -4,10 +4,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <exception>
 #include <latch>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -113,14 +115,19 @@ void run_once(Exec& exec, const tenant_spec& t, const tenant_data& data, const t
 
 // Runs every tenant on its own host thread: `run(i, first)` runs tenant i once. Each
 // relaunches until all have finished once; the first exception stops them all and is rethrown
-// after every thread has joined.
+// after every thread has joined. While they run, `config.progress` hears every
+// `config.progress_interval_s` how far each tenant is (runs done, or in its first run), so a
+// shared run that does not end shows whether one tenant starves or none moves.
 template <class Run>
-void run_side_by_side(std::vector<tenant_run>& out, Run&& run) {
+void run_side_by_side(const study_config& config, const tenant_data& data,
+                      std::span<const std::size_t> which, std::vector<tenant_run>& out, Run&& run) {
   const std::size_t n = out.size();
-  // relaxed: both counters only decide when to stop relaunching; the results the threads
-  // write are read after join(), which orders them.
+  // relaxed: the counters only decide when to stop relaunching and what progress says; the
+  // results the threads write are read after join(), which orders them.
   std::atomic<std::size_t> finished{0};
+  std::atomic<std::size_t> exited{0};
   std::atomic<bool> failed{false};
+  std::vector<std::atomic<std::uint64_t>> runs(n);
   std::vector<std::exception_ptr> errors(n);
   std::latch go(static_cast<std::ptrdiff_t>(n));  // every tenant starts at once
   std::vector<std::thread> threads;
@@ -131,6 +138,7 @@ void run_side_by_side(std::vector<tenant_run>& out, Run&& run) {
       try {
         do {
           run(i, out[i].runs == 0);
+          runs[i].fetch_add(1, std::memory_order_relaxed);
           if (++out[i].runs == 1) finished.fetch_add(1, std::memory_order_relaxed);
         } while (finished.load(std::memory_order_relaxed) < n &&
                  !failed.load(std::memory_order_relaxed));
@@ -138,7 +146,36 @@ void run_side_by_side(std::vector<tenant_run>& out, Run&& run) {
         errors[i] = std::current_exception();
         failed.store(true, std::memory_order_relaxed);
       }
+      exited.fetch_add(1, std::memory_order_relaxed);
     });
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const auto interval = std::chrono::duration<double>(config.progress_interval_s);
+  auto next = start + interval;
+  while (exited.load(std::memory_order_relaxed) < n) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!config.progress || config.progress_interval_s <= 0 ||
+        std::chrono::steady_clock::now() < next) {
+      continue;
+    }
+    next += interval;
+    char after[48];
+    std::snprintf(after, sizeof after, "still running after %.0f s:", apps::seconds_since(start));
+    std::string line = after;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t done = runs[i].load(std::memory_order_relaxed);
+      line += ' ';
+      line += data.tenants()[which[i]].name;
+      if (done == 0) {
+        line += " in its first run";
+      } else {
+        line += ' ';
+        line += std::to_string(done);
+        line += " run(s) done";
+      }
+      if (i + 1 < n) line += ';';
+    }
+    config.progress(line);
   }
   for (std::thread& t : threads) t.join();
   for (const std::exception_ptr& e : errors) {
@@ -181,7 +218,7 @@ void run_on_cpu(const study_config& config, const tenant_data& data,
     // exist and is stopped before they go). The CPU path only: the agent reads cache memory.
     std::optional<cache::mosaic::compactor> agent;
     if (dense && config.compaction) agent.emplace(cache->ref());
-    run_side_by_side(result.tenants, [&](std::size_t k, bool first) {
+    run_side_by_side(config, data, which, result.tenants, [&](std::size_t k, bool first) {
       apps::cpu_executor exec(*streams[k]);
       run_once(exec, data.tenants()[which[k]], data, *arrays[k], *cache, config, first,
                result.tenants[k]);
@@ -244,7 +281,7 @@ void run_on_gpu(const study_config& config, const tenant_data& data,
   // waits for every running kernel, and the controller never ends), even when a tenant throws.
   stop_guard stop(rt);
   rt.start();
-  run_side_by_side(result.tenants, [&](std::size_t k, bool first) {
+  run_side_by_side(config, data, which, result.tenants, [&](std::size_t k, bool first) {
     run_once(*execs[k], data.tenants()[which[k]], data, *arrays[k], cache, config, first,
              result.tenants[k]);
   });

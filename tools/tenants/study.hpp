@@ -51,6 +51,9 @@ struct study_config {
   /// two_level on the CPU path: run the compaction agent (cache/mosaic/compactor.hpp) beside
   /// the tenants. The GPU has no agent yet (docs/mosaic.md, "Not done yet").
   bool compaction = true;
+  /// Told how far each tenant of a shared run is, every progress_interval_s (none: silent).
+  std::function<void(const std::string&)> progress;
+  double progress_interval_s = 10;
 };
 
 /// One tenant of a mix: its workload and its region of the image.
