@@ -13,16 +13,23 @@
 //
 //   gpu_mosaic_stress [--placement gpu_kernel|host_thread|both] [--small] [--grid BLOCKS]
 //                     [--stall-s SECONDS] [--controller-stop-poll-us US]
+//                     [--image device|pinned] [--reports device|pinned]
 //     --grid BLOCKS     blocks of every launch instead of the shape's (the cache is sized by it)
 //     --stall-s SECONDS how long no counter may move before a launch counts as stuck (60)
 //     --controller-stop-poll-us US  how often the GPU controller reads its stop flag in host
 //                       memory while it has work (the storage default otherwise)
+//     --image device    the emulated devices' image in GPU memory (gpu_kernel placement; the
+//                       default, pinned, has the controller copy every line over PCIe)
+//     --reports device  the launches' counters in GPU memory, copied out to look (the default,
+//                       pinned, is mapped host memory that every thread adds to)
 
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <span>
 #include <string>
 #include <thread>
@@ -300,6 +307,8 @@ struct stress_options {
   std::uint32_t grid = 0;  ///< blocks of every launch; 0: the shape's
   std::chrono::seconds stall{60};
   std::uint32_t stop_poll_us = 0;  ///< 0: the storage default
+  bool device_image = false;       ///< --image device (gpu_kernel placement)
+  bool device_reports = false;     ///< --reports device
 };
 
 struct shape {
@@ -399,9 +408,17 @@ void expect_frames_at_rest(checker& c, gpu_runtime& rt, const page_cache& cache,
 }
 
 /// After flush, the image holds the written even elements and the pattern's odd ones.
-void expect_image(checker& c, const backing_store& image, std::uint64_t elements,
+void expect_image(checker& c, gpu_runtime& rt, const backing_store& image, std::uint64_t elements,
                   const std::string& what) {
+  std::vector<std::uint64_t> copy;  // a GPU-memory image, brought out to compare
   const auto* words = reinterpret_cast<const std::uint64_t*>(image.data());
+  if (image.kind() == memory_kind::device) {
+    copy.resize(elements);
+    const owned_stream s = owned_stream::create_non_blocking();
+    copy_async(copy.data(), image.data(), elements * sizeof(std::uint64_t), s.get());
+    rt.synchronize(s.get(), 0, "copying the image out");
+    words = copy.data();
+  }
   std::uint64_t differ = 0;
   for (std::uint64_t i = 0; i < elements; ++i) {
     if (words[i] == final_word(i)) continue;
@@ -417,25 +434,78 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+/// A counter of the report (an alias: nvcc's host code would put a spelled-out member pointer
+/// in parentheses, which GCC warns about).
+using report_counter = std::uint64_t report::*;
+
 /// A counter of a running launch's report the host shows, and how far it should get (0: no
 /// known end). Counters that `move` are progress; the evictors' drops are not (they go on
 /// while every worker is stuck).
 struct gauge {
   const char* name;
-  std::uint64_t* counter;
+  report_counter counter;
   std::uint64_t expected;
   bool moves;
 };
 
-std::uint64_t look(std::uint64_t& counter) {
-  // relaxed: a progress look; the GPU adds to it with system-scope atomics.
-  return atomic_ref<std::uint64_t, scope::system>(counter).load(order::relaxed);
-}
+/// Where the two launches' reports live. Pinned (mapped host memory): the host reads them in
+/// place, and every count the GPU adds is a system-scope atomic on host memory. Device: GPU
+/// memory, which the host copies out on a stream of its own to look. Host-memory traffic of
+/// any warp makes every `fence.sc` on the GPU slow (docs/results.md, "The stop poll"), and an
+/// epochs reader fences on every announcement, so the pinned home can slow that case down.
+class report_home {
+ public:
+  report_home(bool device, gpu_runtime& rt) : device_(device), rt_(&rt) {
+    if (device_) {
+      gpu_ = device_memory(2 * sizeof(report));
+      const std::vector<std::uint8_t> zeros(2 * sizeof(report), 0);
+      copier_ = owned_stream::create_non_blocking();
+      copy_async(gpu_.data(), zeros.data(), zeros.size(), copier_.get());
+      rt.synchronize(copier_.get(), 0, "zeroing the reports");
+      staging_ = pinned_memory(sizeof(report));
+    } else {
+      mapped_ = pinned_memory(2 * sizeof(report));  // zero-filled
+    }
+  }
+  /// Report `k` (0: stress, 1: verify) as the kernels address it.
+  [[nodiscard]] report* kernel_view(int k) const {
+    return (device_ ? gpu_.as<report>() : mapped_.as<report>()) + k;
+  }
+  /// Report `k` now. While a launch runs the log entries may still be filling in.
+  [[nodiscard]] report snapshot(int k) const {
+    report r{};
+    if (device_) {
+      copy_async(staging_.data(), kernel_view(k), sizeof(report), copier_.get());
+      rt_->synchronize(copier_.get(), 0, "copying a report out");
+      std::memcpy(&r, staging_.data(), sizeof(report));
+      return r;
+    }
+    report& live = *kernel_view(k);
+    // relaxed: progress looks; the GPU adds with system-scope atomics.
+    for (report_counter f :
+         {&report::reads, &report::writes, &report::wrong, &report::failed, &report::finished,
+          &report::writers_done, &report::readers_done, &report::evictors_done,
+          &report::pages_dropped, &report::frames_dropped, &report::logged}) {
+      r.*f = atomic_ref<std::uint64_t, scope::system>(live.*f).load(order::relaxed);
+    }
+    std::memcpy(r.first, live.first, sizeof r.first);  // best effort, as said
+    return r;
+  }
+  [[nodiscard]] const char* where() const { return device_ ? "GPU memory" : "mapped host memory"; }
 
-std::string describe(std::span<const gauge> gauges, bool unfinished_only) {
+ private:
+  bool device_;
+  gpu_runtime* rt_;
+  pinned_memory mapped_;
+  device_memory gpu_;
+  owned_stream copier_;
+  pinned_memory staging_;
+};
+
+std::string describe(const report& r, std::span<const gauge> gauges, bool unfinished_only) {
   std::string line;
   for (const gauge& g : gauges) {
-    const std::uint64_t v = look(*g.counter);
+    const std::uint64_t v = r.*g.counter;
     if (unfinished_only && (g.expected == 0 || v >= g.expected)) continue;
     if (!line.empty()) line += ", ";
     line += g.name;
@@ -449,13 +519,14 @@ std::string describe(std::span<const gauge> gauges, bool unfinished_only) {
   return line;
 }
 
-/// Waits for the launch on the runtime's stream, printing its report's counters every
+/// Waits for the launch on the runtime's stream, printing report `k`'s counters every
 /// progress_period. When no counter that `moves` has changed for `stall` (or the launch passed
 /// launch_bound_ns), prints what is unfinished and the first bad accesses, and ends the
 /// process: a running kernel can be neither stopped nor freed (a free waits for it), so
 /// std::_Exit after flushing is the only way out of a test binary that would otherwise hang.
-void watch_launch(checker& c, gpu_runtime& rt, report& r, std::span<const gauge> gauges,
-                  const std::string& what, std::chrono::seconds stall) {
+void watch_launch(checker& c, gpu_runtime& rt, const report_home& home, int k,
+                  std::span<const gauge> gauges, const std::string& what,
+                  std::chrono::seconds stall, const std::function<std::string()>& explain) {
   using clock = std::chrono::steady_clock;
   const clock::time_point began = clock::now();
   clock::time_point moved = began, next_line = began + progress_period;
@@ -465,15 +536,16 @@ void watch_launch(checker& c, gpu_runtime& rt, report& r, std::span<const gauge>
     if (e != cudaErrorNotReady) break;  // done, or failed: the checked wait below tells
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     const clock::time_point now = clock::now();
+    const report r = home.snapshot(k);
     for (std::size_t i = 0; i < gauges.size(); ++i) {
-      const std::uint64_t v = look(*gauges[i].counter);
+      const std::uint64_t v = r.*gauges[i].counter;
       if (gauges[i].moves && v != last[i]) moved = now;
       last[i] = v;
     }
     if (now >= next_line) {
       next_line += progress_period;
       c.note(what + " at " + std::to_string(static_cast<int>(seconds_since(began))) +
-             " s: " + describe(gauges, false));
+             " s: " + describe(r, gauges, false));
     }
     const bool stalled = now - moved > stall;
     if (!stalled &&
@@ -484,15 +556,15 @@ void watch_launch(checker& c, gpu_runtime& rt, report& r, std::span<const gauge>
                                  : " passed its bound of " +
                                        std::to_string(launch_bound_ns / 1'000'000'000) + " s") +
                         " after " + std::to_string(static_cast<int>(seconds_since(began))) +
-                        " s; unfinished: " + describe(gauges, true) +
-                        "; all: " + describe(gauges, false));
-    // The log entries may still be filling in (best effort: they are only read here).
-    const std::uint64_t shown = std::min<std::uint64_t>(look(r.logged), logged_max);
+                        " s; unfinished: " + describe(r, gauges, true) +
+                        "; all: " + describe(r, gauges, false));
+    const std::uint64_t shown = std::min<std::uint64_t>(r.logged, logged_max);
     for (std::uint64_t n = 0; n < shown; ++n) {
       const bad_access& b = r.first[n];
       std::fprintf(stderr, "  %s: element %" PRIu64 " (%s): %s\n", what.c_str(), b.index,
                    role_name(b.who), io_status::from_bits(b.status).name());
     }
+    if (explain) std::fprintf(stderr, "  %s: %s\n", what.c_str(), explain().c_str());
     exit_without_cleanup(rt, what);
   }
   wait_or_exit(c, rt, what, launch_bound_ns);  // at once; a failed launch ends the process
@@ -521,12 +593,15 @@ void run_case(checker& c, controller_placement placement, const options& o,
     const std::uint32_t lanes = cache.warp_width();
     const cache::mosaic::frame_geometry g = cache.ref().frames().geometry;
     const std::uint64_t data = data_per_pool * g.frames * g.frame_bytes;
-    auto image = pattern_image(data, memory_kind::pinned, rt);
+    // A GPU-memory image keeps the controller's data copies off PCIe (gpu_kernel only: a host
+    // thread's copies need host memory on one side).
+    const bool device_image = so.device_image && placement == controller_placement::gpu_kernel;
+    auto image = pattern_image(data, device_image ? memory_kind::device : memory_kind::pinned, rt);
     emulated_storage ssd(storage_for(placement, so), image, &rt);
     array<std::uint64_t> a(cache, ssd.ref(), {.name = "dense", .dense = true});
-    pinned_memory reports(2 * sizeof(report));  // zero-filled; the host watches it
-    report* const stressed = reports.as<report>();
-    report* const verified = stressed + 1;
+    const report_home reports(so.device_reports, rt);
+    report* const stressed = reports.kernel_view(0);
+    report* const verified = reports.kernel_view(1);
     warm_up_kernels(rt);
     int resident_blocks = 0;  // per SM, for reading the timings
     BAM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
@@ -550,27 +625,43 @@ void run_case(checker& c, controller_placement placement, const options& o,
            std::to_string(resident_blocks) + " blocks per SM resident), " +
            std::to_string(g.frames) + " frames of " + std::to_string(g.frame_bytes >> 10) +
            " KiB, " + std::to_string(data >> 10) + " KiB of data (" +
-           std::to_string(data / g.frame_bytes) + " pieces); " + ssd.describe());
+           std::to_string(data / g.frame_bytes) + " pieces); image in " +
+           (device_image ? "GPU memory" : "pinned host memory") + ", reports in " +
+           reports.where() + "; " + ssd.describe());
 
     const gauge stress_gauges[] = {
-        {"writes", &stressed->writes, (a.size() + 1) / 2, true},
-        {"reads", &stressed->reads, (a.size() + 1) / 2 + readers * s.rounds * reads_per_run, true},
-        {"writers done", &stressed->writers_done, writers, true},
-        {"readers done", &stressed->readers_done, readers, true},
-        {"evictor lanes done", &stressed->evictors_done, evictor_warps * lanes, true},
-        {"pages dropped", &stressed->pages_dropped, 0, false},
-        {"frames dropped", &stressed->frames_dropped, 0, false},
-        {"wrong", &stressed->wrong, 0, true},
-        {"failed", &stressed->failed, 0, true}};
+        {"writes", &report::writes, (a.size() + 1) / 2, true},
+        {"reads", &report::reads, (a.size() + 1) / 2 + readers * s.rounds * reads_per_run, true},
+        {"writers done", &report::writers_done, writers, true},
+        {"readers done", &report::readers_done, readers, true},
+        {"evictor lanes done", &report::evictors_done, evictor_warps * lanes, true},
+        {"pages dropped", &report::pages_dropped, 0, false},
+        {"frames dropped", &report::frames_dropped, 0, false},
+        {"wrong", &report::wrong, 0, true},
+        {"failed", &report::failed, 0, true}};
     auto t0 = std::chrono::steady_clock::now();
     launch(rt.stream(), s.grid, s.block,
            stress_launch{ref, cache.ref(), stressed, lanes, evictor_warps, writers,
                          worker_warps * lanes, s.rounds, 0x5eed0000ull + k.line_bytes,
                          launch_bound_ns});
-    watch_launch(c, rt, *stressed, stress_gauges, what + ": stress launch", so.stall);
+    // Under epochs: which reader slot (SM, warp slot, lane) a stuck grace period waits on.
+    const auto grace_slot = [&]() -> std::string {
+      const cache::mosaic::frame_pool_view& f = cache.ref().frames();
+      if (f.epoch_scan == nullptr) return "no epoch words (frame pins)";
+      std::uint64_t word = 0;
+      const owned_stream s = owned_stream::create_non_blocking();
+      copy_async(&word, f.epoch_scan + cache::mosaic::epoch_stalled_word, sizeof word, s.get());
+      rt.synchronize(s.get(), 0, "copying the epoch words out");
+      if (word == 0) return "no grace period waited over 100 ms on one reader slot";
+      const std::uint64_t slot = word - 1;
+      return "a grace period waited over 100 ms on reader slot " + std::to_string(slot) + " (SM " +
+             std::to_string(slot / 2048) + ", warp slot " + std::to_string(slot / 32 % 64) +
+             ", lane " + std::to_string(slot % 32) + ")";
+    };
+    watch_launch(c, rt, reports, 0, stress_gauges, what + ": stress launch", so.stall, grace_slot);
     const double stress_s = seconds_since(t0);
     const cache_stats during = a.stats();
-    const report r1 = *stressed;  // the launch is over: plain reads see all of it
+    const report r1 = reports.snapshot(0);  // the launch is over: all of it
     expect_clean(c, r1, what + ": stress launch");
     c.equal(r1.writes, (a.size() + 1) / 2, what + ": stores made (every even element once)");
     c.equal(r1.finished, worker_warps * lanes, what + ": worker threads finished");
@@ -581,15 +672,15 @@ void run_case(checker& c, controller_placement placement, const options& o,
     c.expect(during.coalesces > g.frames, what + ": frames reserved again (" + reserved + ")");
     c.expect(during.evictions > 0, what + ": frames evicted during the stress launch");
 
-    const gauge verify_gauges[] = {{"reads", &verified->reads, a.size(), true},
-                                   {"threads done", &verified->finished, threads, true},
-                                   {"wrong", &verified->wrong, 0, true},
-                                   {"failed", &verified->failed, 0, true}};
+    const gauge verify_gauges[] = {{"reads", &report::reads, a.size(), true},
+                                   {"threads done", &report::finished, threads, true},
+                                   {"wrong", &report::wrong, 0, true},
+                                   {"failed", &report::failed, 0, true}};
     t0 = std::chrono::steady_clock::now();
     launch(rt.stream(), s.grid, s.block, verify_launch{ref, verified});
-    watch_launch(c, rt, *verified, verify_gauges, what + ": verify launch", so.stall);
+    watch_launch(c, rt, reports, 1, verify_gauges, what + ": verify launch", so.stall, grace_slot);
     const double verify_s = seconds_since(t0);
-    const report r2 = *verified;
+    const report r2 = reports.snapshot(1);
     expect_clean(c, r2, what + ": verify launch");
     c.equal(r2.reads, a.size(), what + ": elements verified");
     a.flush();
@@ -606,7 +697,7 @@ void run_case(checker& c, controller_placement placement, const options& o,
     } catch (const std::exception& e) {
       c.expect(false, what + ": " + e.what());
     }
-    expect_image(c, *image, a.size(), what);
+    expect_image(c, rt, *image, a.size(), what);
     c.note(what + ": stress " + std::to_string(stress_s) + " s, verify " +
            std::to_string(verify_s) + " s; " + std::to_string(st.accesses) +
            " accesses, hit rate " + std::to_string(st.hit_rate()) + ", " +
@@ -639,6 +730,10 @@ stress_options take_stress_options(std::vector<char*>& args) {
       so.stall = std::chrono::seconds(number(i));
     } else if (a == "--controller-stop-poll-us") {
       so.stop_poll_us = number(i);
+    } else if (a == "--image" || a == "--reports") {
+      const std::string v = i + 1 < args.size() ? args[i + 1] : "";
+      if (v != "device" && v != "pinned") throw input_error(a + " needs device or pinned");
+      (a == "--image" ? so.device_image : so.device_reports) = v == "device";
     } else {
       ++i;
       continue;

@@ -41,6 +41,10 @@ inline constexpr std::uint64_t first_epoch = 1;
 /// announced it or an older one is left), and 1 while a thread scans.
 inline constexpr unsigned epoch_quiet_word = 0;
 inline constexpr unsigned epoch_scanning_word = 1;
+/// ... and 1 + the reader slot the latest scan to wait longer than epoch_stall_note_ns waited
+/// on (0: none yet): what a stuck grace period waits for, for whoever diagnoses it.
+inline constexpr unsigned epoch_stalled_word = 2;
+inline constexpr std::uint64_t epoch_stall_note_ns = 100'000'000;
 /// The announcement's store: relaxed on the device, where a seq_cst fence follows it; seq_cst
 /// on the host (the file comment says why).
 inline constexpr order epoch_announce_order = BAM_DEVICE_PASS ? order::relaxed : order::seq_cst;
@@ -91,6 +95,8 @@ BAM_HD inline bool epoch_wait_readers(const frame_pool_view& p, std::uint64_t e,
   // once per busy slot, and with tens of thousands of GPU readers in their hit loops (each
   // announced most of the time) that added up to seconds per grace period.
   backoff pause;
+  const std::uint64_t began_ns = now_ns();
+  bool noted = false;
   std::uint32_t first = 0, end = p.epoch_slot_count;
   for (;;) {
     std::uint32_t busy_first = end, busy_end = first;
@@ -108,7 +114,14 @@ BAM_HD inline bool epoch_wait_readers(const frame_pool_view& p, std::uint64_t e,
       }
     }
     if (busy_first >= busy_end) break;
-    if (now_ns() > deadline_ns) return false;
+    const std::uint64_t now = now_ns();
+    if (!noted && now - began_ns > epoch_stall_note_ns && p.epoch_scan != nullptr) {
+      // relaxed: a diagnostic; nothing is ordered by it.
+      atomic_ref<std::uint64_t>(p.epoch_scan[epoch_stalled_word])
+          .store(std::uint64_t{busy_first} + 1, order::relaxed);
+      noted = true;
+    }
+    if (now > deadline_ns) return false;
     first = busy_first;
     end = busy_end;
     pause.pause();
