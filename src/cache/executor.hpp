@@ -15,9 +15,10 @@ class cache_executor {
   virtual ~cache_executor() = default;
   [[nodiscard]] virtual memory_kind memory() const = 0;
   [[nodiscard]] virtual std::uint64_t concurrent_warps() const = 0;
-  /// Epoch reader slots that cover every thread that may run cache code at once (reader_slot();
-  /// 0: the cache's CPU default).
-  [[nodiscard]] virtual std::uint32_t reader_slots() const { return 0; }
+  /// Epoch reader slots that cover every thread that may run cache code at once
+  /// (reader_slot()): on the CPU the registry hands each live thread the lowest free index, so
+  /// this many threads may use the cache at once.
+  [[nodiscard]] virtual std::uint32_t reader_slots() const { return 4096; }
   /// Lanes per warp of this executor's launches (1 for a CPU thread, 32 on a GPU).
   [[nodiscard]] virtual std::uint32_t warp_width() const = 0;
   /// Copies between host memory and cache memory.

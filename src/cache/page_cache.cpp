@@ -87,13 +87,10 @@ void check_config(const cache_config& c) {
 }
 
 /// Epoch reader slots: the configured count, else what the executor's threads need (on a GPU
-/// one per resident thread of every SM: reader_slot() is (SM, warp slot, lane); every grace
-/// period scans them all), else one per CPU thread that may use the cache at once (the
-/// registry hands out the lowest free index).
+/// one per resident thread of every SM, which every grace period scans).
 std::uint32_t epoch_slots_for(const cache_config& c, const detail::cache_executor& exec) {
   if (c.pinning != pinning_kind::epochs || c.translation != translation_kind::two_level) return 0;
-  if (c.epoch_slots != 0) return c.epoch_slots;
-  return exec.reader_slots() != 0 ? exec.reader_slots() : 4096u;
+  return c.epoch_slots != 0 ? c.epoch_slots : exec.reader_slots();
 }
 
 std::uint32_t prp_entries_per_line(std::uint32_t line_bytes) {

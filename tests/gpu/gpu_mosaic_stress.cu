@@ -414,9 +414,8 @@ void expect_image(checker& c, gpu_runtime& rt, const backing_store& image, std::
   const auto* words = reinterpret_cast<const std::uint64_t*>(image.data());
   if (image.kind() == memory_kind::device) {
     copy.resize(elements);
-    const owned_stream s = owned_stream::create_non_blocking();
-    copy_async(copy.data(), image.data(), elements * sizeof(std::uint64_t), s.get());
-    rt.synchronize(s.get(), 0, "copying the image out");
+    copy_beside(rt, copy.data(), image.data(), elements * sizeof(std::uint64_t),
+                "copying the image out");
     words = copy.data();
   }
   std::uint64_t differ = 0;
@@ -459,9 +458,8 @@ class report_home {
     if (device_) {
       gpu_ = device_memory(2 * sizeof(report));
       const std::vector<std::uint8_t> zeros(2 * sizeof(report), 0);
-      copier_ = owned_stream::create_non_blocking();
-      copy_async(gpu_.data(), zeros.data(), zeros.size(), copier_.get());
-      rt.synchronize(copier_.get(), 0, "zeroing the reports");
+      copy_beside(rt, gpu_.data(), zeros.data(), zeros.size(), "zeroing the reports");
+      copier_ = owned_stream::create_non_blocking();  // the looks while a launch runs
       staging_ = pinned_memory(sizeof(report));
     } else {
       mapped_ = pinned_memory(2 * sizeof(report));  // zero-filled
@@ -649,9 +647,8 @@ void run_case(checker& c, controller_placement placement, const options& o,
       const cache::mosaic::frame_pool_view& f = cache.ref().frames();
       if (f.epoch_scan == nullptr) return "no epoch words (frame pins)";
       std::uint64_t word = 0;
-      const owned_stream s = owned_stream::create_non_blocking();
-      copy_async(&word, f.epoch_scan + cache::mosaic::epoch_stalled_word, sizeof word, s.get());
-      rt.synchronize(s.get(), 0, "copying the epoch words out");
+      copy_beside(rt, &word, f.epoch_scan + cache::mosaic::epoch_stalled_word, sizeof word,
+                  "copying the epoch words out");
       if (word == 0) return "no grace period waited over 100 ms on one reader slot";
       const std::uint64_t slot = word - 1;
       return "a grace period waited over 100 ms on reader slot " + std::to_string(slot) + " (SM " +

@@ -116,6 +116,15 @@ inline void fill_pattern(std::uint8_t* host, std::uint64_t bytes) {
   }
 }
 
+/// Copies `bytes` between host and GPU memory on a stream of its own and waits (bounded): the
+/// copy runs beside whatever the runtime's streams run, the controller included.
+inline void copy_beside(gpu_runtime& rt, void* dst, const void* src, std::uint64_t bytes,
+                        const std::string& what) {
+  const owned_stream s = owned_stream::create_non_blocking();
+  copy_async(dst, src, bytes, s.get());
+  rt.synchronize(s.get(), 0, what);
+}
+
 /// An image of `bytes` filled with the pattern, in `kind` memory (set-up only).
 inline std::shared_ptr<backing_store> pattern_image(std::uint64_t bytes, memory_kind kind,
                                                     gpu_runtime& rt) {
@@ -123,9 +132,7 @@ inline std::shared_ptr<backing_store> pattern_image(std::uint64_t bytes, memory_
   if (kind == memory_kind::device) {
     std::vector<std::uint8_t> staging(bytes);
     fill_pattern(staging.data(), bytes);
-    owned_stream s = owned_stream::create_non_blocking();
-    copy_async(image->data(), staging.data(), bytes, s.get());
-    rt.synchronize(s.get(), 0, "loading the image");
+    copy_beside(rt, image->data(), staging.data(), bytes, "loading the image");
   } else {
     fill_pattern(image->data(), bytes);
   }

@@ -33,6 +33,9 @@ struct tenants_options {
   std::string json;
 };
 
+// Progress and per-run lines go to stderr, marked, beside the tables on stdout.
+void log_line(const std::string& line) { std::cerr << "# " << line << '\n'; }
+
 tenants::study_config make_config(tenants_options& o) {
   if (o.storage.backend != "emulated-ssd") {
     throw input_error("bam tenants reads through the page cache: --backend emulated-ssd");
@@ -49,7 +52,7 @@ tenants::study_config make_config(tenants_options& o) {
   c.runtime.quiet = true;
   c.cpu_workers = o.storage.workers ? o.storage.workers : 4;
   c.graph = o.graph;
-  c.progress = [](const std::string& line) { std::cerr << "# " << line << '\n'; };
+  c.progress = log_line;
   if (o.translation == "both") {
     // Base first: its shared runs are printed before two-level's, whatever happens to those.
     c.translations = {translation_kind::base, translation_kind::two_level};
@@ -75,8 +78,7 @@ void run_tenants_command(tenants_options& o) {
   std::vector<tenants::mix_result> results;
   bool all_verified = true;
   for (const tenants::mix& m : mixes) {
-    results.push_back(tenants::run_mix(
-        config, m, alone, [](const std::string& line) { std::cerr << "# " << line << '\n'; }));
+    results.push_back(tenants::run_mix(config, m, alone, log_line));
     tenants::print_mix(std::cout, config, results.back());
     all_verified = all_verified && results.back().verified;
     if (!o.json.empty()) {  // rewritten after every mix, so a cut-off run keeps what it did

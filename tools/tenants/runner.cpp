@@ -137,9 +137,10 @@ void run_side_by_side(const study_config& config, const tenant_data& data,
       go.arrive_and_wait();
       try {
         do {
-          run(i, out[i].runs == 0);
-          runs[i].fetch_add(1, std::memory_order_relaxed);
-          if (++out[i].runs == 1) finished.fetch_add(1, std::memory_order_relaxed);
+          run(i, runs[i].load(std::memory_order_relaxed) == 0);
+          if (runs[i].fetch_add(1, std::memory_order_relaxed) == 0) {
+            finished.fetch_add(1, std::memory_order_relaxed);
+          }
         } while (finished.load(std::memory_order_relaxed) < n &&
                  !failed.load(std::memory_order_relaxed));
       } catch (...) {
@@ -178,6 +179,7 @@ void run_side_by_side(const study_config& config, const tenant_data& data,
     config.progress(line);
   }
   for (std::thread& t : threads) t.join();
+  for (std::size_t i = 0; i < n; ++i) out[i].runs = runs[i].load(std::memory_order_relaxed);
   for (const std::exception_ptr& e : errors) {
     if (e) std::rethrow_exception(e);
   }

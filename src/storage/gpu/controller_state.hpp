@@ -114,7 +114,6 @@ struct host_control {
   alignas(hot_line_bytes) std::uint32_t stop;  ///< host writes 1 to end the kernel
 };
 
-/// The kernel's parameters (by value).
 /// Device words through which warp 0 tells the others of a stop (stop_watch), each on its own
 /// line.
 struct controller_stop_words {
@@ -122,6 +121,7 @@ struct controller_stop_words {
   alignas(hot_line_bytes) std::uint32_t stopped_epoch;  ///< epoch of the start seen stopped
 };
 
+/// The kernel's parameters (by value).
 struct controller_params {
   const queue_slot* queues;
   queue_cursor* cursors;
