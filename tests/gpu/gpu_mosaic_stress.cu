@@ -642,18 +642,24 @@ void run_case(checker& c, controller_placement placement, const options& o,
            stress_launch{ref, cache.ref(), stressed, lanes, evictor_warps, writers,
                          worker_warps * lanes, s.rounds, 0x5eed0000ull + k.line_bytes,
                          launch_bound_ns});
-    // Under epochs: which reader slot (SM, warp slot, lane) a stuck grace period waits on.
+    // Under epochs: which reader slot (SM, warp slot, lane) a stuck grace period waits on, and
+    // the slot of the thread that waited.
     const auto grace_slot = [&]() -> std::string {
       const cache::mosaic::frame_pool_view& f = cache.ref().frames();
       if (f.epoch_scan == nullptr) return "no epoch words (frame pins)";
-      std::uint64_t word = 0;
-      copy_beside(rt, &word, f.epoch_scan + cache::mosaic::epoch_stalled_word, sizeof word,
-                  "copying the epoch words out");
-      if (word == 0) return "no grace period waited over 100 ms on one reader slot";
-      const std::uint64_t slot = word - 1;
-      return "a grace period waited over 100 ms on reader slot " + std::to_string(slot) + " (SM " +
-             std::to_string(slot / 2048) + ", warp slot " + std::to_string(slot / 32 % 64) +
-             ", lane " + std::to_string(slot % 32) + ")";
+      std::uint64_t words[4] = {};
+      copy_beside(rt, words, f.epoch_scan, sizeof words, "copying the epoch words out");
+      const std::uint64_t on = words[cache::mosaic::epoch_stalled_word];
+      const std::uint64_t by = words[cache::mosaic::epoch_stalled_by_word];
+      if (on == 0) return "no grace period waited over 100 ms on one reader slot";
+      const auto where = [](std::uint64_t slot) {
+        return std::to_string(slot) + " (SM " + std::to_string(slot / 2048) + ", warp slot " +
+               std::to_string(slot / 32 % 64) + ", lane " + std::to_string(slot % 32) + ")";
+      };
+      const bool mates = by != 0 && (on - 1) / 32 == (by - 1) / 32;
+      return "a grace period waited over 100 ms on reader slot " + where(on - 1) +
+             ", scanned by slot " + (by == 0 ? std::string("?") : where(by - 1)) +
+             (mates ? ": the same warp" : "");
     };
     watch_launch(c, rt, reports, 0, stress_gauges, what + ": stress launch", so.stall, grace_slot);
     const double stress_s = seconds_since(t0);

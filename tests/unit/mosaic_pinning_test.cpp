@@ -32,7 +32,7 @@ struct one_frame {
   frame_pool_view p;
   std::uint64_t state = 0;
   std::uint64_t epoch = first_epoch;
-  std::uint64_t scan_words[3] = {0, 0, 0};
+  std::uint64_t scan_words[4] = {0, 0, 0, 0};
   std::vector<std::uint64_t> slots = std::vector<std::uint64_t>(256, 0);
   std::uint64_t entry = 0;
 };
@@ -213,6 +213,8 @@ TEST(Epochs, AScanThatWaitsLongNamesTheSlotItWaitsOn) {
   f.slots[42] = f.epoch;  // announced before the grace period, and never leaves
   EXPECT_FALSE(epoch_grace_period(f.p, now_ns() + 2 * epoch_stall_note_ns));
   EXPECT_EQ(f.scan_words[epoch_stalled_word], 43u);  // 1 + the slot
+  EXPECT_EQ(f.scan_words[epoch_stalled_by_word], std::uint64_t{reader_slot()} + 1)
+      << "the scan names its own slot too";
   EXPECT_EQ(f.scan_words[epoch_scanning_word], 0u) << "a scan past its deadline lets go";
 }
 

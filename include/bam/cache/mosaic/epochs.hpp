@@ -44,6 +44,9 @@ inline constexpr unsigned epoch_scanning_word = 1;
 /// ... and 1 + the reader slot the latest scan to wait longer than epoch_stall_note_ns waited
 /// on (0: none yet): what a stuck grace period waits for, for whoever diagnoses it.
 inline constexpr unsigned epoch_stalled_word = 2;
+/// ... and 1 + the reader slot of the thread that ran that scan: when it shares a warp with the
+/// slot it waits on (same SM and warp slot), the waiter waits on a warp-mate.
+inline constexpr unsigned epoch_stalled_by_word = 3;
 inline constexpr std::uint64_t epoch_stall_note_ns = 100'000'000;
 /// The announcement's store: relaxed on the device, where a seq_cst fence follows it; seq_cst
 /// on the host (the file comment says why).
@@ -119,6 +122,8 @@ BAM_HD inline bool epoch_wait_readers(const frame_pool_view& p, std::uint64_t e,
       // relaxed: a diagnostic; nothing is ordered by it.
       atomic_ref<std::uint64_t>(p.epoch_scan[epoch_stalled_word])
           .store(std::uint64_t{busy_first} + 1, order::relaxed);
+      atomic_ref<std::uint64_t>(p.epoch_scan[epoch_stalled_by_word])
+          .store(std::uint64_t{reader_slot()} + 1, order::relaxed);  // relaxed: as above
       noted = true;
     }
     if (now > deadline_ns) return false;
