@@ -543,7 +543,7 @@ void watch_launch(checker& c, gpu_runtime& rt, const report_home& home, int k,
     if (now >= next_line) {
       next_line += progress_period;
       c.note(what + " at " + std::to_string(static_cast<int>(seconds_since(began))) +
-             " s: " + describe(r, gauges, false));
+             " s: " + describe(r, gauges, false) + (explain ? "; " + explain() : ""));
     }
     const bool stalled = now - moved > stall;
     if (!stalled &&
@@ -642,26 +642,41 @@ void run_case(checker& c, controller_placement placement, const options& o,
            stress_launch{ref, cache.ref(), stressed, lanes, evictor_warps, writers,
                          worker_warps * lanes, s.rounds, 0x5eed0000ull + k.line_bytes,
                          launch_bound_ns});
-    // Under epochs: which reader slot (SM, warp slot, lane) a stuck grace period waits on, and
-    // the slot of the thread that waited.
-    const auto grace_slot = [&]() -> std::string {
-      const cache::mosaic::frame_pool_view& f = cache.ref().frames();
-      if (f.epoch_scan == nullptr) return "no epoch words (frame pins)";
-      std::uint64_t words[4] = {};
+    // Under epochs: grace periods begun and proved, and which reader slot (SM, warp slot, lane)
+    // a grace period that waited long waited on, with the slot of the thread that waited.
+    const page_cache_ref view = cache.ref();  // frames() refers into it
+    const auto epoch_words = [&]() -> std::string {
+      // The array's statistics, summed over its shards (a side-stream copy: the launch runs).
+      const stats_ref st = ref.slot().stats;
+      std::vector<stat_shard> shards(st.count);
+      copy_beside(rt, shards.data(), st.shards, sizeof(stat_shard) * st.count,
+                  "copying the statistics out");
+      cache_stats sum;
+      for (const stat_shard& sh : shards) sum += sh.counters;
+      const std::string counts = std::to_string(sum.coalesces) + " reservations, " +
+                                 std::to_string(sum.evictions) + " frame evictions, " +
+                                 std::to_string(sum.misses) + " misses";
+      const cache::mosaic::frame_pool_view& f = view.frames();
+      if (f.epoch_scan == nullptr) return counts;
+      std::uint64_t words[4] = {}, epoch = 0;
       copy_beside(rt, words, f.epoch_scan, sizeof words, "copying the epoch words out");
+      copy_beside(rt, &epoch, f.epoch, sizeof epoch, "copying the epoch out");
+      std::string line = counts + "; epoch " + std::to_string(epoch) + ", proved quiet " +
+                         std::to_string(words[cache::mosaic::epoch_quiet_word]) +
+                         (words[cache::mosaic::epoch_scanning_word] != 0 ? ", a scan running" : "");
       const std::uint64_t on = words[cache::mosaic::epoch_stalled_word];
       const std::uint64_t by = words[cache::mosaic::epoch_stalled_by_word];
-      if (on == 0) return "no grace period waited over 100 ms on one reader slot";
+      if (on == 0) return line + "; no scan waited over 100 ms";
       const auto where = [](std::uint64_t slot) {
         return std::to_string(slot) + " (SM " + std::to_string(slot / 2048) + ", warp slot " +
                std::to_string(slot / 32 % 64) + ", lane " + std::to_string(slot % 32) + ")";
       };
       const bool mates = by != 0 && (on - 1) / 32 == (by - 1) / 32;
-      return "a grace period waited over 100 ms on reader slot " + where(on - 1) +
+      return line + "; a scan waited over 100 ms on reader slot " + where(on - 1) +
              ", scanned by slot " + (by == 0 ? std::string("?") : where(by - 1)) +
              (mates ? ": the same warp" : "");
     };
-    watch_launch(c, rt, reports, 0, stress_gauges, what + ": stress launch", so.stall, grace_slot);
+    watch_launch(c, rt, reports, 0, stress_gauges, what + ": stress launch", so.stall, epoch_words);
     const double stress_s = seconds_since(t0);
     const cache_stats during = a.stats();
     const report r1 = reports.snapshot(0);  // the launch is over: all of it
@@ -681,7 +696,7 @@ void run_case(checker& c, controller_placement placement, const options& o,
                                    {"failed", &report::failed, 0, true}};
     t0 = std::chrono::steady_clock::now();
     launch(rt.stream(), s.grid, s.block, verify_launch{ref, verified});
-    watch_launch(c, rt, reports, 1, verify_gauges, what + ": verify launch", so.stall, grace_slot);
+    watch_launch(c, rt, reports, 1, verify_gauges, what + ": verify launch", so.stall, epoch_words);
     const double verify_s = seconds_since(t0);
     const report r2 = reports.snapshot(1);
     expect_clean(c, r2, what + ": verify launch");
