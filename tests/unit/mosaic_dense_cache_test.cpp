@@ -121,6 +121,40 @@ TEST_P(DenseCache, DroppingAFrameEmptiesItsEntryAndTheNextTouchReservesAgain) {
   EXPECT_NE(again, e) << "a new reservation has a new generation (or frame)";
 }
 
+// A loader serves its own access from the slot it loaded: an evictor that closes the piece
+// while the page is in flight (its eviction then waits for the load) does not send the loader
+// round again to reserve and load the page a second time.
+TEST_P(DenseCache, ALoaderReadsWhatItLoadedWhenItsFrameIsEvictedDuringTheLoad) {
+  bam::storage_config slow = bam::testing::mosaic::fast_storage();
+  slow.model = device_model::latency_only(200'000.0);  // 200 ms: the eviction starts meanwhile
+  rig r(pattern_image(2 * words_per_piece), two_level(GetParam()), 4, slow);
+  array<const std::uint64_t> a(*r.cache, r.ssd->ref(), {.dense = true});
+  const array_ref<const std::uint64_t> ref = a.ref();
+  std::atomic<std::uint64_t> got{0};
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    got = ref[5];
+    done = true;
+  });
+  // Wait until the piece is reserved and its page 0 (element 5) is being loaded: busy bit set.
+  const frame_pool_view pool = r.pool();
+  std::uint64_t e = entry_bits::empty;
+  const auto loading = [&] {
+    e = entry_of(a, 0);
+    return entry_coalesced(e) && (atomic_ref<std::uint64_t>(pool.word(pool.busy, entry_frame(e), 0))
+                                      .load(order::acquire) &
+                                  frame_pool_view::bit(0)) != 0;
+  };
+  while (!done && !loading()) std::this_thread::yield();
+  bool dropped = false;
+  while (!done && !dropped) dropped = r.dense().drop_frame(entry_frame(e));
+  reader.join();
+  EXPECT_EQ(got.load(), word_at(5));
+  if (!dropped) GTEST_SKIP() << "the load finished before the eviction began";
+  EXPECT_EQ(a.stats().loads, 1u) << "the loader read the page it loaded, once";
+  EXPECT_EQ(a.stats().coalesces, 1u) << "and reserved no second frame for it";
+}
+
 TEST_P(DenseCache, MorePiecesThanFramesEvictFramesAndStillReadTheData) {
   const std::uint64_t pieces = 64, words = pieces * words_per_piece;  // 4 x the frame pool
   rig r(pattern_image(words), two_level(GetParam()));

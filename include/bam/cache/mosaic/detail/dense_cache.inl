@@ -2,6 +2,7 @@
 // Definitions for dense_cache.hpp. Each memory order says what it publishes or waits for.
 
 #include <cstring>
+#include <type_traits>
 
 #include <bam/cache/line_state.hpp>
 #include <bam/platform/agent.hpp>
@@ -26,6 +27,11 @@ BAM_HD BAM_INLINE std::uint64_t update_frame(std::uint64_t& word, F f, order o) 
   while (!s.compare_exchange(cur, next, o)) next = f(cur);
   return next;
 }
+
+/// acquire()'s use: none, and the protection outlives acquire_then (its caller releases).
+struct keep_protection {
+  BAM_HD void operator()(std::uint32_t) const {}
+};
 
 /// A command that may still complete could write its buffer later.
 BAM_HD inline bool may_land_later(io_status s) {
@@ -151,7 +157,7 @@ BAM_HD inline acquire_result dense_cache_ref::wrong_owner(const array_slot& a,
 BAM_HD inline acquire_result dense_cache_ref::acquire(const array_slot& a, std::uint64_t page,
                                                       std::uint32_t hint,
                                                       frame_guard& guard) const {
-  return acquire_then(a, page, hint, guard, [](std::uint32_t) {});
+  return acquire_then(a, page, hint, guard, detail::keep_protection{});
 }
 
 template <class Use>
@@ -259,8 +265,32 @@ BAM_HD acquire_result dense_cache_ref::acquire_then(const array_slot& a, std::ui
         // relaxed: statistics and a CLOCK hint.
         atomic_ref<std::uint32_t>(pool_.resident_count[frame]).fetch_add(1u, order::relaxed);
         atomic_ref<std::uint32_t>(pool_.referenced[frame]).store(1u, order::relaxed);
-        // release: ends our hold of the slot (an evictor's seq_cst drain acquires it).
-        busy.fetch_and(~bit, order::release);
+        // Our access is served before the busy bit goes, which keeps the frame from being
+        // emptied (eviction drains busy bits): going round the loop instead lets an evictor
+        // close the entry between our load and our read, and where evictions are slow and
+        // frames few (epochs: one grace period each) loaders then never read what they load.
+        // Protected again if the entry still names the frame (a look and a pin or an
+        // announcement, no wait); else, when `use` releases, under the busy bit alone.
+        const std::uint64_t loaded_entry = guard.entry;
+        const enter_result again = pinning_.enter(entry_word, 1, guard);
+        if (again == enter_result::protected_frame && guard.entry == loaded_entry) {
+          // release: ends our hold of the slot (an evictor's seq_cst drain acquires it).
+          busy.fetch_and(~bit, order::release);
+          if (!owner_is(a, guard.entry, piece)) {
+            release(guard);
+            return wrong_owner(a, page);
+          }
+          use(line);
+          return {line, {}, probe_kind::miss};
+        }
+        if (again == enter_result::protected_frame) release(guard);
+        if constexpr (!std::is_same_v<std::decay_t<Use>, detail::keep_protection>) {
+          guard = frame_guard{.entry = loaded_entry, .slot = guard.slot, .pins = 0};
+          use(line);  // ends with release(guard): no pin to give back, no announcement left
+          busy.fetch_and(~bit, order::release);  // release: as above, after our use
+          return {line, {}, probe_kind::miss};
+        }
+        busy.fetch_and(~bit, order::release);  // release: as above
         loaded = true;
         continue;  // read it under protection
       }
