@@ -32,7 +32,7 @@ struct one_frame {
   frame_pool_view p;
   std::uint64_t state = 0;
   std::uint64_t epoch = first_epoch;
-  std::uint64_t scan_words[4] = {0, 0, 0, 0};
+  std::uint64_t scan_words[epoch_scan_words] = {};
   std::vector<std::uint64_t> slots = std::vector<std::uint64_t>(256, 0);
   std::uint64_t entry = 0;
 };
@@ -152,6 +152,21 @@ TEST(Epochs, AWaiterWhileAnotherThreadScansWaitsForItsWord) {
   EXPECT_TRUE(epoch_grace_period(f.p, soon()));
   EXPECT_GE(f.scan_words[epoch_quiet_word], first_epoch + 1);
   EXPECT_EQ(f.scan_words[epoch_scanning_word], 0u);
+}
+
+TEST(Epochs, AScanCountsItselfAndItsPassesOnlyWhenItRuns) {
+  one_frame f(pinning_kind::epochs);
+  f.scan_words[epoch_quiet_word] = f.epoch + 10;  // covered already: no scan
+  EXPECT_TRUE(epoch_grace_period(f.p, soon()));
+  EXPECT_EQ(f.scan_words[epoch_scans_word], 0u);
+  f.scan_words[epoch_quiet_word] = 0;
+  EXPECT_TRUE(epoch_grace_period(f.p, soon()));  // no reader: one pass
+  EXPECT_EQ(f.scan_words[epoch_scans_word], 1u);
+  EXPECT_EQ(f.scan_words[epoch_scan_passes_word], 1u);
+  f.slots[5] = f.epoch;  // a reader that never leaves: passes until the deadline
+  EXPECT_FALSE(epoch_grace_period(f.p, soon()));
+  EXPECT_EQ(f.scan_words[epoch_scans_word], 2u);
+  EXPECT_GT(f.scan_words[epoch_scan_passes_word], 2u);
 }
 
 // Retirers close a cell, wait for a grace period and overwrite it; readers announce, and read

@@ -47,6 +47,14 @@ inline constexpr unsigned epoch_stalled_word = 2;
 /// ... and 1 + the reader slot of the thread that ran that scan: when it shares a warp with the
 /// slot it waits on (same SM and warp slot), the waiter waits on a warp-mate.
 inline constexpr unsigned epoch_stalled_by_word = 3;
+/// ... and what the scans cost, for whoever measures them: scans finished, nanoseconds spent in
+/// them and passes over the slots they made (written by the one scanner at a time).
+inline constexpr unsigned epoch_scans_word = 4;
+inline constexpr unsigned epoch_scan_ns_word = 5;
+inline constexpr unsigned epoch_scan_passes_word = 6;
+/// Words of frame_pool_view::epoch_scan in use (it is one hot line).
+inline constexpr unsigned epoch_scan_words = 7;
+static_assert(epoch_scan_words * sizeof(std::uint64_t) <= hot_line_bytes);
 inline constexpr std::uint64_t epoch_stall_note_ns = 100'000'000;
 /// The announcement's store: relaxed on the device, where a seq_cst fence follows it; seq_cst
 /// on the host (the file comment says why).
@@ -90,7 +98,7 @@ inline constexpr order epoch_scan_order = BAM_DEVICE_PASS ? order::relaxed : ord
 /// left. Call after a seq_cst fence (or, on the host, a seq_cst operation) that follows the
 /// closes to cover. False past the deadline.
 BAM_HD inline bool epoch_wait_readers(const frame_pool_view& p, std::uint64_t e,
-                                      std::uint64_t deadline_ns) {
+                                      std::uint64_t deadline_ns, std::uint64_t* passes_out) {
   const auto busy = [e](std::uint64_t v) { return v != 0 && v <= e; };
   // Passes: each loads the slots in [first, end) in batches and narrows the range to the
   // first and last slot still busy; the next pass comes after one pause. A reader leaves
@@ -101,7 +109,8 @@ BAM_HD inline bool epoch_wait_readers(const frame_pool_view& p, std::uint64_t e,
   const std::uint64_t began_ns = now_ns();
   bool noted = false;
   std::uint32_t first = 0, end = p.epoch_slot_count;
-  for (;;) {
+  for (std::uint64_t pass = 1;; ++pass) {
+    *passes_out = pass;
     std::uint32_t busy_first = end, busy_end = first;
     for (std::uint32_t base = first; base < end; base += epoch_scan_batch) {
       const std::uint32_t n = end - base < epoch_scan_batch ? end - base : epoch_scan_batch;
@@ -166,7 +175,17 @@ BAM_HD inline bool epoch_grace_period(const frame_pool_view& p, std::uint64_t de
       // reader store that follows the fence in S follows the closes too, so its entry load sees
       // them; one that precedes the fence is seen by our relaxed loads (C++20 fence rules).
       device_fence<scope::device>();
-      const bool quiesced = epoch_wait_readers(p, e, deadline_ns);
+      const std::uint64_t began_ns = now_ns();
+      std::uint64_t passes = 0;
+      const bool quiesced = epoch_wait_readers(p, e, deadline_ns, &passes);
+      // relaxed: statistics, written only by the scanner that holds the flag.
+      const auto add = [&p](unsigned word, std::uint64_t by) {
+        atomic_ref<std::uint64_t> w(p.epoch_scan[word]);
+        w.store(w.load(order::relaxed) + by, order::relaxed);
+      };
+      add(epoch_scans_word, 1);
+      add(epoch_scan_ns_word, now_ns() - began_ns);
+      add(epoch_scan_passes_word, passes);
       // release: our scan's acquired exits, for the waiters that read the word. Scans run one
       // at a time and each reads a newer epoch, so the word only grows.
       if (quiesced) quiet.store(e, order::release);
