@@ -288,6 +288,43 @@ TEST_P(MosaicStress, SoftwareWarpsShareOneProtectionPerPieceWhileFramesMove) {
   EXPECT_EQ(bam::testing::mosaic::epoch_readers_left(r.cache().ref().frames()), 0u);
 }
 
+// A cold scan, each warp over its own lines and its lanes on one line per access: of the lanes
+// that miss a page, one loads it and the others read it after, so a line costs one miss (not
+// one per lane, as when every lane took the miss path alone).
+TEST_P(MosaicStress, SoftwareWarpsMissingOnePageLetOneLaneLoadIt) {
+  const stress_case c = GetParam();
+  const std::uint64_t words = 16 * 512;  // 16 pieces of 4 KiB: every one has a frame
+  const std::uint64_t lines = words * 8 / 512;
+  rig r(pattern_image(words), fast_storage(), small_two_level(c), 8);
+  array<const std::uint64_t> a(r.cache(), r.set(), {.dense = true});
+  const array_ref<const std::uint64_t> ref = a.ref();
+  constexpr unsigned warps = 4, width = 8;
+  std::atomic<std::uint64_t> wrong{0}, failed{0};
+  run_software_warps(warps, width, [&](unsigned lane, unsigned warp) {
+    const std::uint64_t chunk = words / warps;  // whole lines
+    for (std::uint64_t i = warp * chunk + lane; i < (warp + 1) * chunk; i += width) {
+      std::uint64_t v = 0;
+      if (!ref.try_read(i, v).ok()) {
+        failed.fetch_add(1);
+      } else if (v != pattern_word(i)) {
+        wrong.fetch_add(1);
+      }
+    }
+  });
+  EXPECT_EQ(failed.load(), 0u);
+  EXPECT_EQ(wrong.load(), 0u);
+  const cache_stats s = a.stats();
+  EXPECT_EQ(s.accesses, words);
+  EXPECT_EQ(s.accesses, s.probes() + s.coalesced);
+  EXPECT_EQ(s.loads, lines);
+  EXPECT_EQ(s.evictions, 0u);
+  if (c.mode == cache_mode::optimized) {
+    EXPECT_EQ(s.misses, lines) << "one lane per line should miss; the rest read after it";
+  }
+  EXPECT_EQ(bam::testing::mosaic::frame_pins_left(r.cache().ref().frames()), 0u);
+  EXPECT_EQ(bam::testing::mosaic::epoch_readers_left(r.cache().ref().frames()), 0u);
+}
+
 /// A writable dense array per tenant over its own piece range of one file: writers store the
 /// even elements and read them back, readers check the odd ones against the file's pattern
 /// (which names every word's global index, so another tenant's data is always wrong).

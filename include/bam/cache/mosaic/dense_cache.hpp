@@ -99,8 +99,9 @@ class dense_cache_ref {
 
   /// One element access of `bytes` at `within` of `page`, by a whole warp when `warp_groups`:
   /// lanes touching one piece share one protection, taken by their leader; lanes whose slot
-  /// is resident are served at once, the others go through acquire(). Counts statistics.
-  /// Every active lane must call it (collectives).
+  /// is resident are served at once. Of the lanes that miss one page, one goes through
+  /// acquire() and the others look again once it is done. Counts statistics. Every active lane
+  /// must call it (collectives).
   template <class Op>
   BAM_HD io_status access(const array_slot& a, std::uint64_t page, std::uint64_t within,
                           std::uint32_t bytes, bool warp_groups, bool dirty, Op&& op) const;
@@ -166,6 +167,12 @@ class dense_cache_ref {
   enum class shared_step : std::uint8_t { hit, loaded, wait, promote, failed };
   enum class splinter_result : std::uint8_t { none, moved, converted };
 
+  /// access()'s hit path for the warp's `lanes` (each of them calls it): the group of lanes on
+  /// one piece enters once, and the lanes whose page is resident run `op`. True for the lanes
+  /// served (counted as hits, or coalesced for all but the leader).
+  template <class Op>
+  BAM_HD bool group_hit(std::uint32_t lanes, const array_slot& a, std::uint64_t page,
+                        std::uint64_t within, bool dirty, Op& op) const;
   /// The unprotected tail of both access()es: acquire_then() with `op` and the release, counted.
   template <class Op>
   BAM_HD io_status access_by_acquire(const array_slot& a, std::uint64_t page, std::uint64_t within,

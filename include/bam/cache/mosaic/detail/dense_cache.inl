@@ -1187,40 +1187,68 @@ BAM_HD inline io_status dense_cache_ref::flush_frame(const array_slot& a,
 }
 
 template <class Op>
+BAM_HD bool dense_cache_ref::group_hit(std::uint32_t lanes, const array_slot& a, std::uint64_t page,
+                                       std::uint64_t within, bool dirty, Op& op) const {
+  // Lanes touching one piece share one protection: the leader enters for the group, every
+  // lane whose page is resident (in its slot, or in the shared frame of a splintered piece)
+  // reads, the group meets, the leader leaves.
+  std::uint64_t& entry_word = a.large_table[piece_of(page)];
+  const std::uint32_t peers = warp::match_any(
+      lanes, static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&entry_word)));
+  const unsigned leader = warp::lowest_lane(peers);
+  frame_guard g;
+  std::uint64_t held = 0;
+  if (warp::lane() == leader) {
+    if (pinning_.enter(entry_word, warp::popcount(peers), g) == enter_result::protected_frame) {
+      held = g.entry;
+    }
+  }
+  held = warp::shfl(peers, held, leader);
+  std::uint32_t line = 0;
+  bool served = false;
+  if (entry_coalesced(held) && resident_line(held, page, line) &&
+      owner_is(a, held, piece_of(page))) {
+    op(cache_.line_data(line) + within);
+    if (dirty) mark_dirty(line);
+    served = true;
+    count(a, warp::lane() == leader ? &cache_stats::hits : &cache_stats::coalesced);
+  }
+  warp::sync(peers);  // every lane's use of the frame before the leader's release
+  if (warp::lane() == leader && entry_coalesced(held)) pinning_.leave(g);
+  return served;
+}
+
+template <class Op>
 BAM_HD io_status dense_cache_ref::access(const array_slot& a, std::uint64_t page,
                                          std::uint64_t within, std::uint32_t bytes,
                                          bool warp_groups, bool dirty, Op&& op) const {
   count(a, &cache_stats::accesses);
   count(a, &cache_stats::bytes_requested, bytes);
   if (warp_groups) {
-    // Lanes touching one piece share one protection: the leader enters for the group, every
-    // lane whose page is resident (in its slot, or in the shared frame of a splintered piece)
-    // reads, the group meets, the leader leaves.
-    std::uint64_t& entry_word = a.large_table[piece_of(page)];
-    const std::uint32_t peers =
-        warp::match_any(warp::active_mask(),
-                        static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&entry_word)));
-    const unsigned leader = warp::lowest_lane(peers);
-    frame_guard g;
-    std::uint64_t held = 0;
-    if (warp::lane() == leader) {
-      if (pinning_.enter(entry_word, warp::popcount(peers), g) == enter_result::protected_frame) {
-        held = g.entry;
-      }
-    }
-    held = warp::shfl(peers, held, leader);
-    std::uint32_t line = 0;
-    bool served = false;
-    if (entry_coalesced(held) && resident_line(held, page, line) &&
-        owner_is(a, held, piece_of(page))) {
-      op(cache_.line_data(line) + within);
-      if (dirty) mark_dirty(line);
-      served = true;
-      count(a, warp::lane() == leader ? &cache_stats::hits : &cache_stats::coalesced);
-    }
-    warp::sync(peers);  // every lane's use of the frame before the leader's release
-    if (warp::lane() == leader && entry_coalesced(held)) pinning_.leave(g);
+    // Every collective below names its lanes: lanes that leave early are in no later mask.
+    const std::uint32_t here = warp::active_mask();
+    const bool served = group_hit(here, a, page, within, dirty, op);
+    const std::uint32_t missed = warp::ballot(here, !served);
     if (served) return {};
+    // Lanes that missed one page: one of them loads it (and serves its own access), the
+    // others look again once it is done. Without this, every lane of a warp that reads one
+    // line takes the miss path on its own, as half of a scan's accesses did (docs/mosaic.md).
+    // Tenant ids are unique and pages below 2^48, so lanes share a key only for one page (a
+    // lane looks again for its own page anyway).
+    const std::uint64_t key = std::uint64_t{a.tenant} << 48 | page;
+    const std::uint32_t same_page = warp::match_any(missed, key);
+    const unsigned loader = warp::lowest_lane(same_page);
+    if (same_page != (1u << loader)) {
+      if (warp::lane() == loader) {
+        const io_status s = access_by_acquire(a, page, within, dirty, op);
+        // The loader has released what it protected, and the others protect nothing: the
+        // wait here holds up no eviction.
+        warp::sync(same_page);
+        return s;
+      }
+      warp::sync(same_page);
+      if (group_hit(same_page & ~(1u << loader), a, page, within, dirty, op)) return {};
+    }
   }
   return access_by_acquire(a, page, within, dirty, op);
 }
