@@ -174,6 +174,17 @@ struct read_tally {
     std::uint64_t none = ~0ull;
     first_wrong_index.compare_exchange_strong(none, i, std::memory_order_relaxed);
   }
+  /// Reads element `i` of `a` and counts it, failed or wrong against `expected`.
+  void read_and_check(const array_ref<const std::uint64_t>& a, std::uint64_t i,
+                      std::uint64_t expected) {
+    reads.fetch_add(1, std::memory_order_relaxed);
+    std::uint64_t v = 0;
+    if (!a.try_read(i, v).ok()) {
+      failed.fetch_add(1, std::memory_order_relaxed);
+    } else if (v != expected) {
+      note_wrong(i);
+    }
+  }
 };
 
 /// A kernel for bam::launch (or raw threads): each logical thread reads `per_thread`

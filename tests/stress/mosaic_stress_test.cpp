@@ -299,22 +299,18 @@ TEST_P(MosaicStress, SoftwareWarpsMissingOnePageLetOneLaneLoadIt) {
   array<const std::uint64_t> a(r.cache(), r.set(), {.dense = true});
   const array_ref<const std::uint64_t> ref = a.ref();
   constexpr unsigned warps = 4, width = 8;
-  std::atomic<std::uint64_t> wrong{0}, failed{0};
+  read_tally tally;
   run_software_warps(warps, width, [&](unsigned lane, unsigned warp) {
     const std::uint64_t chunk = words / warps;  // whole lines
     for (std::uint64_t i = warp * chunk + lane; i < (warp + 1) * chunk; i += width) {
-      std::uint64_t v = 0;
-      if (!ref.try_read(i, v).ok()) {
-        failed.fetch_add(1);
-      } else if (v != pattern_word(i)) {
-        wrong.fetch_add(1);
-      }
+      tally.read_and_check(ref, i, pattern_word(i));
     }
   });
-  EXPECT_EQ(failed.load(), 0u);
-  EXPECT_EQ(wrong.load(), 0u);
+  EXPECT_EQ(tally.failed.load(), 0u);
+  EXPECT_EQ(tally.wrong.load(), 0u) << "first at " << tally.first_wrong_index.load();
   const cache_stats s = a.stats();
   EXPECT_EQ(s.accesses, words);
+  EXPECT_EQ(tally.reads.load(), words);
   EXPECT_EQ(s.accesses, s.probes() + s.coalesced);
   EXPECT_EQ(s.loads, lines);
   EXPECT_EQ(s.evictions, 0u);
