@@ -1239,14 +1239,12 @@ BAM_HD io_status dense_cache_ref::access(const array_slot& a, std::uint64_t page
     const std::uint32_t same_page = warp::match_any(missed, key);
     const unsigned loader = warp::lowest_lane(same_page);
     if (same_page != (1u << loader)) {
-      if (warp::lane() == loader) {
-        const io_status s = access_by_acquire(a, page, within, dirty, op);
-        // The loader has released what it protected, and the others protect nothing: the
-        // wait here holds up no eviction.
-        warp::sync(same_page);
-        return s;
-      }
+      io_status s{};
+      if (warp::lane() == loader) s = access_by_acquire(a, page, within, dirty, op);
+      // The loader has released what it protected, and the others protect nothing: the wait
+      // here holds up no eviction.
       warp::sync(same_page);
+      if (warp::lane() == loader) return s;
       if (group_hit(same_page & ~(1u << loader), a, page, within, dirty, op)) return {};
     }
   }
