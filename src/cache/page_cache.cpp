@@ -258,7 +258,8 @@ void page_cache::init_frames() {
     const std::uint64_t first = cache::mosaic::first_epoch;
     m.exec->copy_to_cache(f.epoch, &first, sizeof first);
     f.epoch_slots = static_cast<std::uint64_t*>(m.alloc(std::uint64_t{f.epoch_slot_count} * 8));
-    f.epoch_scan = static_cast<std::uint64_t*>(m.alloc(hot_line_bytes));  // zero: none quiet yet
+    // zero: none quiet yet, no scan yet
+    f.epoch_scan = static_cast<std::uint64_t*>(m.alloc(cache::mosaic::epoch_scan_bytes));
   }
 }
 

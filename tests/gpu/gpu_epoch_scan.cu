@@ -1,9 +1,12 @@
-// What one epoch grace period costs on this GPU, and what the scanning thread's warp-mates do
-// to it. One lane runs grace periods over a pool with one reader slot per resident thread of
-// the device (as page_cache sizes it) and no reader announced, while the other 31 lanes of its
-// warp have left, spin on a flag, or wait with the library's backoff (nanosleep up to 4 us),
-// as lanes waiting for a frame or a load do. Every grace period must end, and the epoch must
-// advance once per grace period; the times are printed, not checked.
+// What one epoch grace period costs on this GPU, what the scanning thread's warp-mates do to
+// it, and what helpers buy. One lane runs grace periods over a pool with one reader slot per
+// resident thread of the device (as page_cache sizes it) and no reader announced, while the
+// other 31 lanes of its warp have left, spin on a flag, or wait with the library's backoff
+// (nanosleep up to 4 us), as lanes waiting for a frame or a load do; or while the other
+// threads of one block, or of one block per SM, help the scans (epoch_help), as threads that
+// wait unprotected in the cache do. Every grace period must end, the epoch must advance once
+// per grace period, and in the helper cases helpers must have scanned chunks; the times are
+// printed, not checked.
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
@@ -25,7 +28,7 @@ using cache::mosaic::frame_pool_view;
 constexpr std::uint32_t rounds = 20;
 constexpr std::uint64_t give_up_ns = 10'000'000'000ull;
 
-enum class mates : unsigned { gone, spin, backoff };
+enum class mates : unsigned { gone, spin, backoff, help_block, help_device };
 
 const char* mates_name(mates m) {
   switch (m) {
@@ -35,6 +38,10 @@ const char* mates_name(mates m) {
       return "warp-mates spin";
     case mates::backoff:
       return "warp-mates back off";
+    case mates::help_block:
+      return "one block helps";
+    case mates::help_device:
+      return "a block per SM helps";
   }
   return "?";
 }
@@ -47,7 +54,7 @@ struct scan_result {
 __global__ void slot_bound(std::uint32_t* out) { *out = reader_slot_bound(); }
 
 __global__ void scan_with_mates(frame_pool_view p, mates m, unsigned* done, scan_result* out) {
-  if (threadIdx.x == 0) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) {
     const std::uint64_t t0 = now_ns();
     unsigned long long ended = 0;
     for (std::uint32_t r = 0; r < rounds; ++r) {
@@ -60,10 +67,12 @@ __global__ void scan_with_mates(frame_pool_view p, mates m, unsigned* done, scan
     return;
   }
   if (m == mates::gone) return;
+  const bool help = m == mates::help_block || m == mates::help_device;
   backoff pause;
   // acquire: pairs with lane 0's store.
   while (atomic_ref<unsigned>(*done).load(order::acquire) == 0) {
-    if (m == mates::backoff) pause.pause();
+    if (help && cache::mosaic::epoch_help(p)) continue;
+    if (m != mates::spin) pause.pause();
   }
 }
 
@@ -86,9 +95,9 @@ int main() {
     p.epoch_slot_count = slots;
     BAM_CUDA_CHECK(cudaMalloc(&p.epoch, bam::hot_line_bytes));
     BAM_CUDA_CHECK(cudaMalloc(&p.epoch_slots, std::uint64_t{slots} * 8));
-    BAM_CUDA_CHECK(cudaMalloc(&p.epoch_scan, bam::hot_line_bytes));
+    BAM_CUDA_CHECK(cudaMalloc(&p.epoch_scan, cache::mosaic::epoch_scan_bytes));
     BAM_CUDA_CHECK(cudaMemset(p.epoch_slots, 0, std::uint64_t{slots} * 8));
-    BAM_CUDA_CHECK(cudaMemset(p.epoch_scan, 0, bam::hot_line_bytes));
+    BAM_CUDA_CHECK(cudaMemset(p.epoch_scan, 0, cache::mosaic::epoch_scan_bytes));
     const std::uint64_t first = bam::cache::mosaic::first_epoch;
     BAM_CUDA_CHECK(cudaMemcpy(p.epoch, &first, sizeof first, cudaMemcpyHostToDevice));
     unsigned* done = nullptr;
@@ -98,11 +107,16 @@ int main() {
 
     c.note(std::to_string(slots) + " reader slots, none announced; " + std::to_string(rounds) +
            " grace periods by lane 0 of one warp");
-    std::printf("%-22s %14s %14s\n", "case", "us per grace", "ns per slot");
-    std::uint64_t grace_periods = 0;
-    for (const mates m : {mates::gone, mates::spin, mates::backoff, mates::gone}) {
+    int sms = 0;
+    BAM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    std::printf("%-22s %14s %14s %14s\n", "case", "us per grace", "ns per slot", "helped chunks");
+    std::uint64_t grace_periods = 0, helped_before = 0;
+    for (const mates m : {mates::gone, mates::spin, mates::backoff, mates::gone, mates::help_block,
+                          mates::help_device}) {
       BAM_CUDA_CHECK(cudaMemset(done, 0, sizeof(unsigned)));
-      scan_with_mates<<<1, 32>>>(p, m, done, out);
+      const unsigned blocks = m == mates::help_device ? static_cast<unsigned>(sms) : 1u;
+      const unsigned threads = m == mates::help_block || m == mates::help_device ? 256u : 32u;
+      scan_with_mates<<<blocks, threads>>>(p, m, done, out);
       BAM_CUDA_CHECK(cudaGetLastError());
       BAM_CUDA_CHECK(cudaDeviceSynchronize());
       scan_result r{};
@@ -110,8 +124,18 @@ int main() {
       c.equal(r.ended, static_cast<unsigned long long>(rounds),
               std::string(mates_name(m)) + ": grace periods that ended");
       grace_periods += rounds;
+      std::uint64_t words[cache::mosaic::epoch_scan_words] = {};
+      BAM_CUDA_CHECK(cudaMemcpy(words, p.epoch_scan, sizeof words, cudaMemcpyDeviceToHost));
+      const std::uint64_t helped = words[cache::mosaic::epoch_helped_word] - helped_before;
+      helped_before = words[cache::mosaic::epoch_helped_word];
+      if (m == mates::help_block || m == mates::help_device) {
+        c.expect(helped > 0, std::string(mates_name(m)) + ": helpers scanned chunks");
+      } else {
+        c.equal(helped, std::uint64_t{0}, std::string(mates_name(m)) + ": nobody helped");
+      }
       const double per = static_cast<double>(r.ns) / rounds;
-      std::printf("%-22s %14.1f %14.2f\n", mates_name(m), per / 1e3, per / slots);
+      std::printf("%-22s %14.1f %14.2f %14" PRIu64 "\n", mates_name(m), per / 1e3, per / slots,
+                  helped);
     }
     std::uint64_t epoch = 0;
     BAM_CUDA_CHECK(cudaMemcpy(&epoch, p.epoch, sizeof epoch, cudaMemcpyDeviceToHost));

@@ -719,11 +719,16 @@ void run_case(checker& c, controller_placement placement, const options& o,
                          (words[cache::mosaic::epoch_scanning_word] != 0 ? ", a scan running" : "");
       const std::uint64_t scans = words[cache::mosaic::epoch_scans_word];
       if (scans != 0) {
-        char cost[96];
-        std::snprintf(cost, sizeof cost, "; %" PRIu64 " scans, %.2f ms and %.1f passes each", scans,
+        char cost[160];
+        std::snprintf(cost, sizeof cost,
+                      "; %" PRIu64
+                      " scans, %.2f ms, %.1f chunk passes and %.1f chunks by helpers each",
+                      scans,
                       static_cast<double>(words[cache::mosaic::epoch_scan_ns_word]) / 1e6 /
                           static_cast<double>(scans),
                       static_cast<double>(words[cache::mosaic::epoch_scan_passes_word]) /
+                          static_cast<double>(scans),
+                      static_cast<double>(words[cache::mosaic::epoch_helped_word]) /
                           static_cast<double>(scans));
         line += cost;
       }

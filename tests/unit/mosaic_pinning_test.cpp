@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <thread>
 #include <vector>
 
@@ -160,13 +161,68 @@ TEST(Epochs, AScanCountsItselfAndItsPassesOnlyWhenItRuns) {
   EXPECT_TRUE(epoch_grace_period(f.p, soon()));
   EXPECT_EQ(f.scan_words[epoch_scans_word], 0u);
   f.scan_words[epoch_quiet_word] = 0;
-  EXPECT_TRUE(epoch_grace_period(f.p, soon()));  // no reader: one pass
+  EXPECT_TRUE(epoch_grace_period(f.p, soon()));  // no reader: one pass over each chunk
   EXPECT_EQ(f.scan_words[epoch_scans_word], 1u);
-  EXPECT_EQ(f.scan_words[epoch_scan_passes_word], 1u);
+  EXPECT_EQ(f.scan_words[epoch_scan_passes_word], epoch_chunks(f.p));
   f.slots[5] = f.epoch;  // a reader that never leaves: passes until the deadline
   EXPECT_FALSE(epoch_grace_period(f.p, soon()));
   EXPECT_EQ(f.scan_words[epoch_scans_word], 2u);
-  EXPECT_GT(f.scan_words[epoch_scan_passes_word], 2u);
+  EXPECT_GT(f.scan_words[epoch_scan_passes_word], epoch_chunks(f.p) + 1);
+}
+
+/// Sets `f` up as if a scanner had started scan `scan` covering epochs up to `e` and had
+/// published it, without scanning anything itself.
+void start_scan(one_frame& f, std::uint64_t scan, std::uint64_t e, std::uint64_t deadline_ns) {
+  f.scan_words[epoch_target_word] = e;
+  f.scan_words[epoch_deadline_word] = deadline_ns;
+  f.scan_words[epoch_report_word] = scan << 32;
+  f.scan_words[epoch_claim_word] = scan << epoch_chunk_bits;
+}
+
+TEST(Epochs, AHelperScansEveryUnclaimedChunkOfARunningScanAndReportsIt) {
+  one_frame f(pinning_kind::epochs);
+  ASSERT_GT(epoch_chunks(f.p), 1u) << "the test needs several chunks";
+  start_scan(f, 1, f.epoch, soon());
+  EXPECT_TRUE(epoch_help(f.p));
+  EXPECT_EQ(f.scan_words[epoch_report_word], (std::uint64_t{1} << 32) | epoch_chunks(f.p));
+  EXPECT_EQ(f.scan_words[epoch_helped_word], epoch_chunks(f.p));
+  EXPECT_FALSE(epoch_help(f.p)) << "every chunk is claimed: nothing left to help with";
+}
+
+TEST(Epochs, AHelperWhoseChunkHoldsAnOldReaderReportsAFailurePastTheDeadline) {
+  one_frame f(pinning_kind::epochs);
+  f.slots[epoch_chunk_slots + 1] = f.epoch;  // in the second chunk, announced before the scan
+  start_scan(f, 1, f.epoch, soon());
+  EXPECT_TRUE(epoch_help(f.p));
+  EXPECT_EQ(f.scan_words[epoch_report_word],
+            (std::uint64_t{1} << 32) | epoch_chunk_failed | epoch_chunks(f.p));
+}
+
+TEST(Epochs, AHelperDoesNothingWithoutARunningScan) {
+  one_frame f(pinning_kind::epochs);
+  EXPECT_FALSE(epoch_help(f.p)) << "scan 0: no scan has started";
+  start_scan(f, 3, f.epoch, soon());
+  f.scan_words[epoch_claim_word] += epoch_chunks(f.p);  // its chunks are all claimed
+  EXPECT_FALSE(epoch_help(f.p));
+  EXPECT_EQ(f.scan_words[epoch_report_word], std::uint64_t{3} << 32);
+}
+
+TEST(Epochs, AReportForAnOlderScanIsDropped) {
+  one_frame f(pinning_kind::epochs);
+  start_scan(f, 1, f.epoch, soon());
+  f.scan_words[epoch_report_word] = std::uint64_t{2} << 32;  // scan 1's scanner gave up; 2 runs
+  EXPECT_TRUE(epoch_help(f.p));
+  EXPECT_EQ(f.scan_words[epoch_report_word], std::uint64_t{2} << 32);
+}
+
+TEST(Epochs, AScannerCountsItsHelpersReportsBeforeItPublishesTheQuietEpoch) {
+  one_frame f(pinning_kind::epochs);
+  // A previous scan left its claim word past its last chunk; the next scan numbers itself 8.
+  f.scan_words[epoch_claim_word] = (std::uint64_t{7} << epoch_chunk_bits) + epoch_chunks(f.p);
+  EXPECT_TRUE(epoch_grace_period(f.p, soon()));
+  EXPECT_EQ(f.scan_words[epoch_report_word], (std::uint64_t{8} << 32) | epoch_chunks(f.p));
+  EXPECT_EQ(f.scan_words[epoch_quiet_word], first_epoch);
+  EXPECT_EQ(f.scan_words[epoch_helped_word], 0u) << "the scanner's own chunks are not help";
 }
 
 // Retirers close a cell, wait for a grace period and overwrite it; readers announce, and read
@@ -183,13 +239,30 @@ TEST(Epochs, ConcurrentGracePeriodsNeverLetAReaderSeeARetiredCell) {
   std::atomic<bool> done{false};
   std::atomic<std::uint64_t> wrong{0}, timeouts{0};
   std::vector<std::thread> threads;
+  // Threads that wait for nothing but help every scan (as cache threads waiting unprotected
+  // do): their chunks count like the scanner's.
+  constexpr unsigned helpers = 2;
+  for (unsigned h = 0; h < helpers; ++h) {
+    threads.emplace_back([&] {
+      while (!done.load(std::memory_order_relaxed)) {
+        if (!epoch_help(f.p)) std::this_thread::yield();
+      }
+    });
+  }
   for (unsigned r = 0; r < readers; ++r) {
     threads.emplace_back([&, r] {
+      // Half the readers take their own slot, half one in the last chunks, so that a scan
+      // that skipped a chunk other than the first would let a reader see a retired cell.
+      const std::uint32_t spread = f.p.epoch_slot_count - 1 - r * epoch_chunk_slots / 2;
       for (std::uint64_t k = r; !done.load(std::memory_order_relaxed); ++k) {
         cell& x = c[k % cells];
-        const std::uint32_t slot = epoch_enter(f.p);
-        if (atomic_ref<std::uint64_t>(x.open).load(epoch_read_order) == 1 && x.value != 7) {
-          wrong.fetch_add(1);
+        const std::uint32_t slot = r % 2 == 0 ? epoch_enter(f.p) : epoch_enter_at(f.p, spread);
+        if (atomic_ref<std::uint64_t>(x.open).load(epoch_read_order) == 1) {
+          if (x.value != 7) wrong.fetch_add(1);
+          if (k % 8 == 0) {  // now and then a long section, so that a retirer can meet it
+            std::this_thread::yield();
+            if (x.value != 7) wrong.fetch_add(1);
+          }
         }
         epoch_exit(f.p, slot);
       }
@@ -209,18 +282,22 @@ TEST(Epochs, ConcurrentGracePeriodsNeverLetAReaderSeeARetiredCell) {
           continue;  // leave it closed: nobody may write it
         }
         x.value = 99;  // the retired cell is ours: no reader can still hold it
-        x.value = 7;   // reused
+        std::this_thread::yield();
+        x.value = 7;  // reused
         // release: the rewrite before the reopening
         atomic_ref<std::uint64_t>(x.open).store(1, order::release);
       }
     });
   }
-  for (unsigned w = 0; w < retirers; ++w) threads[readers + w].join();
+  for (unsigned w = 0; w < retirers; ++w) threads[helpers + readers + w].join();
   done = true;
-  for (unsigned r = 0; r < readers; ++r) threads[r].join();
+  for (unsigned r = 0; r < helpers + readers; ++r) threads[r].join();
   EXPECT_EQ(wrong.load(), 0u);
   EXPECT_EQ(timeouts.load(), 0u);
   EXPECT_EQ(f.scan_words[epoch_scanning_word], 0u);
+  std::printf("grace periods: %llu scans, %llu chunks scanned by helpers\n",
+              static_cast<unsigned long long>(f.scan_words[epoch_scans_word]),
+              static_cast<unsigned long long>(f.scan_words[epoch_helped_word]));
 }
 
 TEST(Epochs, AScanThatWaitsLongNamesTheSlotItWaitsOn) {

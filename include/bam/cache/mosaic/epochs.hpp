@@ -24,6 +24,7 @@
 /// Rule: a reader never waits for anything while it has announced (it would hold up every
 /// grace period, and with it every frame eviction).
 
+#include <cstddef>
 #include <cstdint>
 
 #include <bam/cache/mosaic/frame_pool.hpp>
@@ -47,14 +48,32 @@ inline constexpr unsigned epoch_stalled_word = 2;
 /// ... and 1 + the reader slot of the thread that ran that scan: when it shares a warp with the
 /// slot it waits on (same SM and warp slot), the waiter waits on a warp-mate.
 inline constexpr unsigned epoch_stalled_by_word = 3;
-/// ... and what the scans cost, for whoever measures them: scans finished, nanoseconds spent in
-/// them and passes over the slots they made (written by the one scanner at a time).
+/// ... and what the scans cost, for whoever measures them: scans finished and nanoseconds spent
+/// in them (written by the one scanner at a time), and passes over chunks of slots (added by
+/// every thread that scans a chunk).
 inline constexpr unsigned epoch_scans_word = 4;
 inline constexpr unsigned epoch_scan_ns_word = 5;
 inline constexpr unsigned epoch_scan_passes_word = 6;
-/// Words of frame_pool_view::epoch_scan in use (it is one hot line).
-inline constexpr unsigned epoch_scan_words = 7;
-static_assert(epoch_scan_words * sizeof(std::uint64_t) <= hot_line_bytes);
+/// The words of a running scan that helpers use, on a second hot line (every waiter polls the
+/// first): the claim word, (scan number << epoch_chunk_bits) + next chunk, scan numbers from 1
+/// (0: no scan yet); the epoch the scan covers; its deadline; its report word, (scan number <<
+/// 32) + epoch_chunk_failed if a chunk gave up + chunks finished; and chunks scanned by threads
+/// other than the scanner (a statistic).
+inline constexpr unsigned epoch_claim_word = hot_line_bytes / sizeof(std::uint64_t);
+inline constexpr unsigned epoch_target_word = epoch_claim_word + 1;
+inline constexpr unsigned epoch_deadline_word = epoch_claim_word + 2;
+inline constexpr unsigned epoch_report_word = epoch_claim_word + 3;
+inline constexpr unsigned epoch_helped_word = epoch_claim_word + 4;
+/// Words of frame_pool_view::epoch_scan in use, and its size: two hot lines.
+inline constexpr unsigned epoch_scan_words = epoch_claim_word + 5;
+inline constexpr std::size_t epoch_scan_bytes = 2 * hot_line_bytes;
+static_assert(epoch_scan_words * sizeof(std::uint64_t) <= epoch_scan_bytes);
+inline constexpr unsigned epoch_chunk_bits = 24;
+inline constexpr std::uint64_t epoch_chunk_failed = std::uint64_t{1} << 31;
+/// Reader slots in one chunk of a scan, the unit a helper claims. Device: 264 chunks on an
+/// H200, each about 30 batches of loads for one thread. Host: small, so that the CPU tests'
+/// few hundred slots make several chunks and helpers meet.
+inline constexpr std::uint32_t epoch_chunk_slots = BAM_DEVICE_PASS ? 1024 : 64;
 inline constexpr std::uint64_t epoch_stall_note_ns = 100'000'000;
 /// The announcement's store: relaxed on the device, where a seq_cst fence follows it; seq_cst
 /// on the host (the file comment says why).
@@ -64,10 +83,10 @@ inline constexpr order epoch_announce_order = BAM_DEVICE_PASS ? order::relaxed :
 /// loader released with the bit), seq_cst on the host.
 inline constexpr order epoch_read_order = BAM_DEVICE_PASS ? order::acquire : order::seq_cst;
 
-/// Announces this thread in its reader slot. Returns the slot, or ~0u when the thread's slot
-/// is past the pool's slots (then nothing is announced and the caller reports an error).
-BAM_HD BAM_INLINE std::uint32_t epoch_enter(const frame_pool_view& p) {
-  const std::uint32_t slot = reader_slot();
+/// Announces the caller in reader slot `slot`, which no other running thread uses (tests
+/// spread their readers over the slots with it; the cache uses epoch_enter). Returns `slot`,
+/// or ~0u when it is past the pool's slots (then nothing is announced).
+BAM_HD BAM_INLINE std::uint32_t epoch_enter_at(const frame_pool_view& p, std::uint32_t slot) {
   if (slot >= p.epoch_slot_count) return ~0u;
   // acquire: an evictor's close, sequenced before its epoch increment, happens before any
   // read this section does when we announce the incremented epoch.
@@ -77,6 +96,12 @@ BAM_HD BAM_INLINE std::uint32_t epoch_enter(const frame_pool_view& p) {
   atomic_ref<std::uint64_t>(p.epoch_slots[slot]).store(e, epoch_announce_order);
   device_fence<scope::device>();
   return slot;
+}
+
+/// Announces this thread in its reader slot. Returns the slot, or ~0u when the thread's slot
+/// is past the pool's slots (then nothing is announced and the caller reports an error).
+BAM_HD BAM_INLINE std::uint32_t epoch_enter(const frame_pool_view& p) {
+  return epoch_enter_at(p, reader_slot());
 }
 
 /// Leaves the section entered with `slot`.
@@ -94,11 +119,12 @@ inline constexpr std::uint32_t epoch_scan_batch = 32;
 /// seq_cst loads, because ThreadSanitizer does not model standalone fences (platform/atomic.hpp).
 inline constexpr order epoch_scan_order = BAM_DEVICE_PASS ? order::relaxed : order::seq_cst;
 
-/// Waits until no slot holds an epoch in 1..`e`: every reader that announced one of them has
-/// left. Call after a seq_cst fence (or, on the host, a seq_cst operation) that follows the
-/// closes to cover. False past the deadline.
-BAM_HD inline bool epoch_wait_readers(const frame_pool_view& p, std::uint64_t e,
-                                      std::uint64_t deadline_ns, std::uint64_t* passes_out) {
+/// Waits until no slot in [`begin`, `end`) holds an epoch in 1..`e`: every reader there that
+/// announced one of them has left. Call after a seq_cst fence (or, on the host, a seq_cst
+/// operation) that follows the closes to cover. False past the deadline.
+BAM_HD inline bool epoch_wait_range(const frame_pool_view& p, std::uint64_t e, std::uint32_t begin,
+                                    std::uint32_t end, std::uint64_t deadline_ns,
+                                    std::uint64_t* passes_out) {
   const auto busy = [e](std::uint64_t v) { return v != 0 && v <= e; };
   // Passes: each loads the slots in [first, end) in batches and narrows the range to the
   // first and last slot still busy; the next pass comes after one pause. A reader leaves
@@ -108,7 +134,7 @@ BAM_HD inline bool epoch_wait_readers(const frame_pool_view& p, std::uint64_t e,
   backoff pause;
   const std::uint64_t began_ns = now_ns();
   bool noted = false;
-  std::uint32_t first = 0, end = p.epoch_slot_count;
+  std::uint32_t first = begin;
   for (std::uint64_t pass = 1;; ++pass) {
     *passes_out = pass;
     std::uint32_t busy_first = end, busy_end = first;
@@ -145,15 +171,96 @@ BAM_HD inline bool epoch_wait_readers(const frame_pool_view& p, std::uint64_t e,
   return true;
 }
 
+/// Chunks of reader slots in one scan.
+BAM_HD BAM_INLINE std::uint32_t epoch_chunks(const frame_pool_view& p) {
+  return (p.epoch_slot_count + epoch_chunk_slots - 1) / epoch_chunk_slots;
+}
+
+/// Scans chunks of the running scan until none is left to claim: what a grace period's
+/// scanner does, and what any thread that waits unprotected may do instead of sleeping
+/// (epoch_help). Returns whether it claimed a chunk. `scanner`: the caller runs the scan
+/// (statistics tell its chunks from helpers').
+///
+/// Why a helper's loads cover the scan's closes: its claim reads (acquire) from the claim
+/// word the scanner released after its own fence, so that fence, and with it every close the
+/// scan covers, happens before the helper's fence; the store-buffering argument of the file
+/// comment then goes through with the helper's fence in place of the closer's. Its report
+/// (release) hands the exits it saw to the scanner, which publishes them with the quiet epoch.
+BAM_HD inline bool epoch_scan_chunks(const frame_pool_view& p, bool scanner) {
+  atomic_ref<std::uint64_t> claim(p.epoch_scan[epoch_claim_word]);
+  constexpr std::uint64_t chunk_mask = (std::uint64_t{1} << epoch_chunk_bits) - 1;
+  const std::uint32_t chunks = epoch_chunks(p);
+  std::uint64_t fenced_for = 0;  // the scan our last fence followed the claim of
+  bool claimed = false;
+  for (;;) {
+    // relaxed: a look before the claim; a stale one costs a claim past the end or a turn.
+    const std::uint64_t look = claim.load(order::relaxed);
+    if ((look >> epoch_chunk_bits) == 0 || (look & chunk_mask) >= chunks) return claimed;
+    // acquire: the scanner released the scan's epoch, deadline and report word with the
+    // claim word (and its fence before that: the function comment).
+    const std::uint64_t got = claim.fetch_add(1, order::acquire);
+    const std::uint64_t scan = got >> epoch_chunk_bits;
+    const auto chunk = static_cast<std::uint32_t>(got & chunk_mask);
+    if (scan == 0 || chunk >= chunks) return claimed;
+    claimed = true;
+    // relaxed: ordered by the claim's acquire.
+    const std::uint64_t e =
+        atomic_ref<std::uint64_t>(p.epoch_scan[epoch_target_word]).load(order::relaxed);
+    const std::uint64_t deadline_ns =
+        atomic_ref<std::uint64_t>(p.epoch_scan[epoch_deadline_word]).load(order::relaxed);
+    if (fenced_for != scan) {
+      device_fence<scope::device>();  // our slot loads after the closes (the function comment)
+      fenced_for = scan;
+    }
+    const std::uint32_t begin = chunk * epoch_chunk_slots;
+    const std::uint32_t end = p.epoch_slot_count - begin < epoch_chunk_slots
+                                  ? p.epoch_slot_count
+                                  : begin + epoch_chunk_slots;
+    std::uint64_t passes = 0;
+    const bool quiet = epoch_wait_range(p, e, begin, end, deadline_ns, &passes);
+    // relaxed: statistics.
+    atomic_ref<std::uint64_t>(p.epoch_scan[epoch_scan_passes_word])
+        .fetch_add(passes, order::relaxed);
+    if (!scanner) {
+      atomic_ref<std::uint64_t>(p.epoch_scan[epoch_helped_word]).fetch_add(1u, order::relaxed);
+    }
+    atomic_ref<std::uint64_t> report(p.epoch_scan[epoch_report_word]);
+    // relaxed: the CAS below decides.
+    std::uint64_t was = report.load(order::relaxed);
+    // A report for an older scan (its scanner gave up past the deadline) is dropped.
+    // release: the exits our scan acquired, for the scanner that counts the report.
+    while ((was >> 32) == scan &&
+           !report.compare_exchange(was, (was + 1) | (quiet ? 0 : epoch_chunk_failed),
+                                    order::release)) {
+    }
+  }
+}
+
+/// A thread that waits unprotected (no pin, no announcement, no open section) helps a
+/// running scan with what it would spend sleeping; true if it scanned a chunk, so that its
+/// caller need not pause too.
+BAM_HD BAM_INLINE bool epoch_help(const frame_pool_view& p) {
+  return p.epoch_scan != nullptr && epoch_scan_chunks(p, false);
+}
+
+/// How long a scanner waits for helpers' reports past the scan's deadline: a helper that
+/// claimed a chunk gives up at the deadline too, and reports within this.
+inline constexpr std::uint64_t epoch_report_slack_ns = 1'000'000'000;
+
 /// Waits for a grace period: every reader that announced before this call has left. Call it
 /// after closing what readers must stop seeing, outside any section. False past the deadline.
 ///
-/// Shared: one thread at a time scans (a scan of every GPU reader slot takes milliseconds),
-/// for every waiter that advanced the epoch before its scan began, and publishes the epoch it
-/// proved quiet; the others wait for that word. Why a scan covers another thread's close: that
-/// thread's increment is in the release sequence the scanner's epoch load reads from, so its
-/// close happens before the scanner's fence, and the store-buffering argument of the file
-/// comment goes through with the scanner's fence in place of the closer's.
+/// Shared: one thread at a time runs a scan, for every waiter that advanced the epoch before
+/// the scan began, and publishes the epoch it proved quiet; the others wait for that word.
+/// Why a scan covers another thread's close: that thread's increment is in the release
+/// sequence the scanner's epoch load reads from, so its close happens before the scanner's
+/// fence, and the store-buffering argument of the file comment goes through with the
+/// scanner's fence in place of the closer's.
+///
+/// Cooperative: a scan of every GPU reader slot by one thread takes milliseconds (11.6 ms on
+/// an idle H200, about 57 ms under load), so the scanner splits the slots into chunks, and
+/// waiters, this function's and any thread waiting unprotected (epoch_help), claim chunks and
+/// scan them beside it.
 BAM_HD inline bool epoch_grace_period(const frame_pool_view& p, std::uint64_t deadline_ns) {
   atomic_ref<std::uint64_t> epoch(*p.epoch);
   // seq_cst: the increment follows our close in S, and readers that load the new value
@@ -176,8 +283,32 @@ BAM_HD inline bool epoch_grace_period(const frame_pool_view& p, std::uint64_t de
       // them; one that precedes the fence is seen by our relaxed loads (C++20 fence rules).
       device_fence<scope::device>();
       const std::uint64_t began_ns = now_ns();
-      std::uint64_t passes = 0;
-      const bool quiesced = epoch_wait_readers(p, e, deadline_ns, &passes);
+      atomic_ref<std::uint64_t> claim(p.epoch_scan[epoch_claim_word]);
+      // relaxed: only scanners write the scan number, one at a time (ordered by the flag).
+      const std::uint64_t scan = (claim.load(order::relaxed) >> epoch_chunk_bits) + 1;
+      // relaxed, all three: published by the claim word's release below.
+      atomic_ref<std::uint64_t>(p.epoch_scan[epoch_target_word]).store(e, order::relaxed);
+      atomic_ref<std::uint64_t>(p.epoch_scan[epoch_deadline_word])
+          .store(deadline_ns, order::relaxed);
+      atomic_ref<std::uint64_t> report(p.epoch_scan[epoch_report_word]);
+      report.store(scan << 32, order::relaxed);
+      // release: the scan's words above, and our fence, for the helpers that claim chunks.
+      claim.store(scan << epoch_chunk_bits, order::release);
+      epoch_scan_chunks(p, true);
+      // Every chunk is claimed now; wait for the helpers that still scan theirs.
+      const std::uint64_t all = (scan << 32) | epoch_chunks(p);
+      bool quiesced = false;
+      backoff wait_reports;
+      for (;;) {
+        // acquire: the helpers' reports, and the exits their scans saw.
+        const std::uint64_t r = report.load(order::acquire);
+        if ((r & ~epoch_chunk_failed) == all) {
+          quiesced = (r & epoch_chunk_failed) == 0;
+          break;
+        }
+        if (now_ns() > deadline_ns + epoch_report_slack_ns) break;
+        wait_reports.pause();
+      }
       // relaxed: statistics, written only by the scanner that holds the flag.
       const auto add = [&p](unsigned word, std::uint64_t by) {
         atomic_ref<std::uint64_t> w(p.epoch_scan[word]);
@@ -185,7 +316,6 @@ BAM_HD inline bool epoch_grace_period(const frame_pool_view& p, std::uint64_t de
       };
       add(epoch_scans_word, 1);
       add(epoch_scan_ns_word, now_ns() - began_ns);
-      add(epoch_scan_passes_word, passes);
       // release: our scan's acquired exits, for the waiters that read the word. Scans run one
       // at a time and each reads a newer epoch, so the word only grows.
       if (quiesced) quiet.store(e, order::release);
@@ -193,7 +323,7 @@ BAM_HD inline bool epoch_grace_period(const frame_pool_view& p, std::uint64_t de
       return quiesced;
     }
     if (now_ns() > deadline_ns) return false;
-    pause.pause();
+    if (!epoch_scan_chunks(p, false)) pause.pause();
   }
 }
 

@@ -21,6 +21,7 @@
 #include <bam/cache/mosaic/frame_pool.hpp>
 #include <bam/cache/mosaic/large_entry.hpp>
 #include <bam/platform/atomic.hpp>
+#include <bam/platform/backoff.hpp>
 #include <bam/platform/config.hpp>
 
 namespace bam::cache::mosaic {
@@ -92,6 +93,13 @@ class frame_pinning {
 
   [[nodiscard]] BAM_HD bool quiesce(std::uint64_t deadline_ns) const {
     return p_.pinning == pinning_kind::epochs ? epoch_grace_period(p_, deadline_ns) : true;
+  }
+
+  /// One turn of a wait with no protection held: under epochs it helps a running grace-period
+  /// scan (epoch_help) and pauses only when there is nothing to help with.
+  BAM_HD void wait_turn(backoff& b) const {
+    if (p_.pinning == pinning_kind::epochs && epoch_help(p_)) return;
+    b.pause();
   }
 
   [[nodiscard]] BAM_HD order slot_order() const {

@@ -315,7 +315,7 @@ BAM_HD acquire_result dense_cache_ref::acquire_then(const array_slot& a, std::ui
       a.errors->record(error_kind::cache, s, 0, 0, 0, 0, page);
       return {0, s, probe_kind::failed};
     }
-    pause.pause();
+    pinning_.wait_turn(pause);  // unprotected here on every path
   }
 }
 
