@@ -51,6 +51,7 @@
 #include <bam/cache/mosaic/pinning.hpp>
 #include <bam/cache/page_cache.hpp>
 #include <bam/platform/config.hpp>
+#include <bam/platform/warp.hpp>
 
 namespace bam::cache::mosaic {
 
@@ -181,6 +182,20 @@ class dense_cache_ref {
                     std::uint64_t by = 1) const {
     // Arrays count; a caller without statistics (the translation benchmark) passes none.
     if (a.stats.shards != nullptr) a.stats.add(member, by);
+  }
+  /// Counts for a warp's lanes at once, one shard update per warp instead of one per lane (a
+  /// hot shard line per SM took three atomics from every lane of every access): each lane of
+  /// `lanes` calls it, and the lowest adds the accesses of `accessing` (of `bytes` each), the
+  /// lanes of `hits` as hits and those of `coalesced` as served under a leader's protection.
+  BAM_HD void count_lanes(const array_slot& a, std::uint32_t lanes, std::uint32_t accessing,
+                          std::uint32_t bytes, std::uint32_t hits, std::uint32_t coalesced) const {
+    if (a.stats.shards == nullptr || warp::lane() != warp::lowest_lane(lanes)) return;
+    cache_stats& s = a.stats.local();
+    const std::uint32_t n = warp::popcount(accessing);
+    stats_ref::bump(s.accesses, n);
+    stats_ref::bump(s.bytes_requested, std::uint64_t{n} * bytes);
+    stats_ref::bump(s.hits, warp::popcount(hits));
+    stats_ref::bump(s.coalesced, warp::popcount(coalesced));
   }
 
   BAM_HD bool reserve(const array_slot& a, std::uint64_t piece, std::uint64_t& entry_word,

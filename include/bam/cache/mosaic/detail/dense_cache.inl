@@ -1211,8 +1211,10 @@ BAM_HD bool dense_cache_ref::group_hit(std::uint32_t lanes, const array_slot& a,
     op(cache_.line_data(line) + within);
     if (dirty) mark_dirty(line);
     served = true;
-    count(a, warp::lane() == leader ? &cache_stats::hits : &cache_stats::coalesced);
   }
+  const std::uint32_t served_lanes = warp::ballot(lanes, served);
+  const std::uint32_t served_leaders = warp::ballot(lanes, served && warp::lane() == leader);
+  count_lanes(a, lanes, 0, 0, served_leaders, served_lanes & ~served_leaders);
   warp::sync(peers);  // every lane's use of the frame before the leader's release
   if (warp::lane() == leader && entry_coalesced(held)) pinning_.leave(g);
   return served;
@@ -1222,11 +1224,13 @@ template <class Op>
 BAM_HD io_status dense_cache_ref::access(const array_slot& a, std::uint64_t page,
                                          std::uint64_t within, std::uint32_t bytes,
                                          bool warp_groups, bool dirty, Op&& op) const {
-  count(a, &cache_stats::accesses);
-  count(a, &cache_stats::bytes_requested, bytes);
-  if (warp_groups) {
+  if (!warp_groups) {
+    count(a, &cache_stats::accesses);
+    count(a, &cache_stats::bytes_requested, bytes);
+  } else {
     // Every collective below names its lanes: lanes that leave early are in no later mask.
     const std::uint32_t here = warp::active_mask();
+    count_lanes(a, here, here, bytes, 0, 0);
     const bool served = group_hit(here, a, page, within, dirty, op);
     const std::uint32_t missed = warp::ballot(here, !served);
     if (served) return {};
@@ -1257,8 +1261,7 @@ BAM_HD io_status dense_cache_ref::access(const array_slot& a, std::uint64_t page
                                          reader_section& section, Op&& op) const {
   if (pool_.pinning != pinning_kind::epochs)
     return access(a, page, within, bytes, false, dirty, op);
-  count(a, &cache_stats::accesses);
-  count(a, &cache_stats::bytes_requested, bytes);
+  const std::uint32_t here = warp::active_mask();
   if (section.uses >= section_renewal) pinning_.close(section);
   bool served = false;
   if (pinning_.open(section)) {
@@ -1268,14 +1271,15 @@ BAM_HD io_status dense_cache_ref::access(const array_slot& a, std::uint64_t page
     if (entry_coalesced(e) && resident_line(e, page, line) && owner_is(a, e, piece_of(page))) {
       op(cache_.line_data(line) + within);
       if (dirty) mark_dirty(line);
-      count(a, &cache_stats::hits);
       served = true;
     }
   }
+  const std::uint32_t missed = warp::ballot(here, !served);
+  count_lanes(a, here, here, bytes, here & ~missed, 0);
   // A lane that misses may reserve a frame and wait for a grace period, and the lanes beside it
   // may wait for it to reconverge (the end of this call): they must not hold their sections
   // there. So when any lane here misses, every lane here closes (the miss path may wait).
-  if (warp::ballot(warp::active_mask(), !served) != 0) pinning_.close(section);
+  if (missed != 0) pinning_.close(section);
   if (served) return {};
   return access_by_acquire(a, page, within, dirty, op);
 }
