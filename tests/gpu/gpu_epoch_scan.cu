@@ -95,9 +95,9 @@ int main() {
     p.epoch_slot_count = slots;
     BAM_CUDA_CHECK(cudaMalloc(&p.epoch, bam::hot_line_bytes));
     BAM_CUDA_CHECK(cudaMalloc(&p.epoch_slots, std::uint64_t{slots} * 8));
-    BAM_CUDA_CHECK(cudaMalloc(&p.epoch_scan, cache::mosaic::epoch_scan_bytes));
+    BAM_CUDA_CHECK(cudaMalloc(&p.epoch_scan, bam::cache::mosaic::epoch_scan_bytes));
     BAM_CUDA_CHECK(cudaMemset(p.epoch_slots, 0, std::uint64_t{slots} * 8));
-    BAM_CUDA_CHECK(cudaMemset(p.epoch_scan, 0, cache::mosaic::epoch_scan_bytes));
+    BAM_CUDA_CHECK(cudaMemset(p.epoch_scan, 0, bam::cache::mosaic::epoch_scan_bytes));
     const std::uint64_t first = bam::cache::mosaic::first_epoch;
     BAM_CUDA_CHECK(cudaMemcpy(p.epoch, &first, sizeof first, cudaMemcpyHostToDevice));
     unsigned* done = nullptr;
@@ -124,10 +124,10 @@ int main() {
       c.equal(r.ended, static_cast<unsigned long long>(rounds),
               std::string(mates_name(m)) + ": grace periods that ended");
       grace_periods += rounds;
-      std::uint64_t words[cache::mosaic::epoch_scan_words] = {};
+      std::uint64_t words[bam::cache::mosaic::epoch_scan_words] = {};
       BAM_CUDA_CHECK(cudaMemcpy(words, p.epoch_scan, sizeof words, cudaMemcpyDeviceToHost));
-      const std::uint64_t helped = words[cache::mosaic::epoch_helped_word] - helped_before;
-      helped_before = words[cache::mosaic::epoch_helped_word];
+      const std::uint64_t helped = words[bam::cache::mosaic::epoch_helped_word] - helped_before;
+      helped_before = words[bam::cache::mosaic::epoch_helped_word];
       if (m == mates::help_block || m == mates::help_device) {
         c.expect(helped > 0, std::string(mates_name(m)) + ": helpers scanned chunks");
       } else {

@@ -225,6 +225,15 @@ TEST(Epochs, AScannerCountsItsHelpersReportsBeforeItPublishesTheQuietEpoch) {
   EXPECT_EQ(f.scan_words[epoch_helped_word], 0u) << "the scanner's own chunks are not help";
 }
 
+TEST(Epochs, ScanNumbersWrapWithinTheReportWordAndSkipZero) {
+  one_frame f(pinning_kind::epochs);
+  f.scan_words[epoch_claim_word] =
+      (std::uint64_t{0xffff'ffff} << epoch_chunk_bits) + epoch_chunks(f.p);
+  EXPECT_TRUE(epoch_grace_period(f.p, soon()));
+  EXPECT_EQ(f.scan_words[epoch_claim_word] >> epoch_chunk_bits, 1u);
+  EXPECT_EQ(f.scan_words[epoch_report_word], (std::uint64_t{1} << 32) | epoch_chunks(f.p));
+}
+
 // Retirers close a cell, wait for a grace period and overwrite it; readers announce, and read
 // the cell only while it is open. With a grace period that returned early, a reader would see
 // the overwrite (and ThreadSanitizer a race on the plain payload).

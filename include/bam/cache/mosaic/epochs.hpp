@@ -55,10 +55,10 @@ inline constexpr unsigned epoch_scans_word = 4;
 inline constexpr unsigned epoch_scan_ns_word = 5;
 inline constexpr unsigned epoch_scan_passes_word = 6;
 /// The words of a running scan that helpers use, on a second hot line (every waiter polls the
-/// first): the claim word, (scan number << epoch_chunk_bits) + next chunk, scan numbers from 1
-/// (0: no scan yet); the epoch the scan covers; its deadline; its report word, (scan number <<
-/// 32) + epoch_chunk_failed if a chunk gave up + chunks finished; and chunks scanned by threads
-/// other than the scanner (a statistic).
+/// first): the claim word, (scan number << epoch_chunk_bits) + next chunk, scan numbers 1 to
+/// 2^32 - 1 and round again (0: no scan yet); the epoch the scan covers; its deadline; its report
+/// word, (scan number << 32) + epoch_chunk_failed if a chunk gave up + chunks finished; and chunks
+/// scanned by threads other than the scanner (a statistic).
 inline constexpr unsigned epoch_claim_word = hot_line_bytes / sizeof(std::uint64_t);
 inline constexpr unsigned epoch_target_word = epoch_claim_word + 1;
 inline constexpr unsigned epoch_deadline_word = epoch_claim_word + 2;
@@ -186,7 +186,11 @@ BAM_HD BAM_INLINE std::uint32_t epoch_chunks(const frame_pool_view& p) {
 /// scan covers, happens before the helper's fence; the store-buffering argument of the file
 /// comment then goes through with the helper's fence in place of the closer's. Its report
 /// (release) hands the exits it saw to the scanner, which publishes them with the quiet epoch.
-BAM_HD inline bool epoch_scan_chunks(const frame_pool_view& p, bool scanner) {
+///
+/// Out of line: a cold path whose batch of loads would otherwise set the registers of every
+/// kernel that reads a dense array (and, inlined there, nvcc 13.0's cicc crashed on
+/// translation_bench_gpu.cu).
+BAM_HD BAM_NOINLINE inline bool epoch_scan_chunks(const frame_pool_view& p, bool scanner) {
   atomic_ref<std::uint64_t> claim(p.epoch_scan[epoch_claim_word]);
   constexpr std::uint64_t chunk_mask = (std::uint64_t{1} << epoch_chunk_bits) - 1;
   const std::uint32_t chunks = epoch_chunks(p);
@@ -285,7 +289,9 @@ BAM_HD inline bool epoch_grace_period(const frame_pool_view& p, std::uint64_t de
       const std::uint64_t began_ns = now_ns();
       atomic_ref<std::uint64_t> claim(p.epoch_scan[epoch_claim_word]);
       // relaxed: only scanners write the scan number, one at a time (ordered by the flag).
-      const std::uint64_t scan = (claim.load(order::relaxed) >> epoch_chunk_bits) + 1;
+      // Numbers wrap within the report word's 32 bits and skip 0 (no scan yet).
+      std::uint64_t scan = ((claim.load(order::relaxed) >> epoch_chunk_bits) + 1) & 0xffff'ffffu;
+      if (scan == 0) scan = 1;
       // relaxed, all three: published by the claim word's release below.
       atomic_ref<std::uint64_t>(p.epoch_scan[epoch_target_word]).store(e, order::relaxed);
       atomic_ref<std::uint64_t>(p.epoch_scan[epoch_deadline_word])
