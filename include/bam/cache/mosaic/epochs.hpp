@@ -261,8 +261,8 @@ inline constexpr std::uint64_t epoch_report_slack_ns = 1'000'000'000;
 /// fence, and the store-buffering argument of the file comment goes through with the
 /// scanner's fence in place of the closer's.
 ///
-/// Cooperative: a scan of every GPU reader slot by one thread takes milliseconds (11.6 ms on
-/// an idle H200, about 57 ms under load), so the scanner splits the slots into chunks, and
+/// Cooperative: a scan of every GPU reader slot by one thread takes milliseconds (9.4-11.6 ms
+/// on an idle H200, about 57 ms under load), so the scanner splits the slots into chunks, and
 /// waiters, this function's and any thread waiting unprotected (epoch_help), claim chunks and
 /// scan them beside it.
 BAM_HD inline bool epoch_grace_period(const frame_pool_view& p, std::uint64_t deadline_ns) {
