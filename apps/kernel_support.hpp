@@ -90,8 +90,8 @@ BAM_HD std::uint64_t lookahead_target(const View& ids, std::uint64_t at, std::ui
 /// (a warp of one lane) there is nothing to align.
 ///
 /// A lane keeps one cursor, so the entries it reads from one line cost one pin; the cursor
-/// drops its pin when the list ends, so a warp never holds more than the lines of the list it
-/// is on.
+/// drops its pin at the lane's last step of the list, so a warp never holds more than the
+/// lines of the list it is on, and no lane holds one while it waits for the others to finish.
 ///
 /// A list over several lines of a cached view is read ahead: when the warp reaches a line
 /// whose load it has not started, lane k reads one entry of the k-th line from there (up to
@@ -132,7 +132,12 @@ BAM_HD void for_each_neighbour(const View& ids, const warp_position& w, const ed
     }
     if (e < begin) continue;  // before the list: this lane sits out the warp's first step
     id_type id;
-    if (!cursor.try_read(e, id).ok()) continue;
+    const bool read = cursor.try_read(e, id).ok();
+    // A lane's last step drops its pin before the lane leaves the loop (and waits there for
+    // the lanes with one more step, which may miss): a pin held through that wait keeps its
+    // frame (dense arrays) or line from eviction.
+    if (e + w.width >= end) cursor.drop();
+    if (!read) continue;
     const std::uint64_t v = id;
     if (v >= n) {
       // relaxed: a count the host reads after the launch has finished.

@@ -106,9 +106,12 @@ class array_ref {
         i, [&](std::uint8_t* p) { store_element(p, v); }, true);
   }
 
-  /// Reference reuse: a thread walking one line keeps its pin between accesses. Create one
-  /// per thread (it is a per-thread object, not shared); it drops its pin when destroyed, and
-  /// before it waits on a miss.
+  /// Reference reuse: a thread walking one line keeps its pin between accesses (on a dense
+  /// array under frame pins, a pin of the line's frame). Create one per thread (it is a
+  /// per-thread object, not shared); it drops its pin when destroyed, and before it waits on a
+  /// miss. On the GPU, drop it before the thread leaves a loop whose lanes run different trip
+  /// counts: a lane that holds a pin while it waits for its warp to reconverge keeps a frame
+  /// from being evicted for a while (the evictor then gives up on that frame).
   class cursor {
    public:
     BAM_HD explicit cursor(const array_ref& a) : a_(&a) {
@@ -153,7 +156,7 @@ class array_ref {
     /// Releases the pin this cursor holds, if any, and adds its accesses to the statistics.
     BAM_HD void drop() {
       if (pinned_) {
-        a_->cache_.release(line_);
+        a_->unpin(line_, frame_);
         pinned_ = false;
         span_ = 0;
       }
@@ -178,6 +181,7 @@ class array_ref {
     // per access would cost more than the access.
     std::uint64_t reused_ = 0;
     std::uint32_t line_ = 0;
+    std::uint32_t frame_ = 0;  // a dense array's: the frame pinned
     bool pinned_ = false;
   };
 
@@ -307,11 +311,32 @@ class array_ref {
     return direct_ != nullptr || (!reads_through() && slot_.large_table == nullptr);
   }
 
-  /// Whether a cursor keeps pins: the base-page cache in optimized mode (and views of memory,
-  /// which need none). Cursors on other arrays access out of line, one access at a time.
+  /// Whether a cursor keeps pins: the base-page cache and dense arrays under frame pins, in
+  /// optimized mode (and views of memory, which need none). Cursors on other arrays access out
+  /// of line, one access at a time (under epochs a reader slot serves one section per thread,
+  /// and a cursor's section would nest in any other dense access of its thread).
   [[nodiscard]] BAM_HD bool reuses() const {
-    return direct_ != nullptr ||
-           (mode_ == cache_mode::optimized && !reads_through() && slot_.large_table == nullptr);
+    if (direct_ != nullptr) return true;
+    if (mode_ != cache_mode::optimized || reads_through()) return false;
+    return !dense() || cache_.frames().pinning == pinning_kind::frame_pins;
+  }
+  /// Whether the array lives in the cache's large frames (declared dense on a two_level cache).
+  [[nodiscard]] BAM_HD bool dense() const { return slot_.large_table != nullptr; }
+
+  /// Drops one pin that a cursor holds: of `line`, or of a dense array's `frame`.
+  BAM_HD void unpin(std::uint32_t line, std::uint32_t frame) const {
+    if (dense()) {
+      cache::mosaic::dense_cache_ref(cache_).unpin(frame);
+    } else {
+      cache_.release(line);
+    }
+  }
+  BAM_HD void mark_dirty_line(std::uint32_t line) const {
+    if (dense()) {
+      cache::mosaic::dense_cache_ref(cache_).mark_dirty(line);
+    } else {
+      cache_.mark_dirty(line);
+    }
   }
 
   /// The paths that are not inlined() (or, for cursors, not reuses()). The element travels by
@@ -405,7 +430,32 @@ class array_ref {
     // vote is all they cost.
     const std::uint32_t active = warp::active_mask();
     const std::uint32_t moving = warp::ballot(active, need);
-    if (moving != 0) {
+    if (moving != 0 && dense()) {
+      const std::uint64_t byte = offset_ + i * sizeof(T);
+      const std::uint32_t shift = cache_.line_shift();
+      const std::uint64_t page = (byte >> shift) - slot_.first_line;
+      // An op that stores writes its value here (one that loads is not called on it).
+      value_type v{};
+      if (dirty) op(reinterpret_cast<std::uint8_t*>(&v));
+      const dense_move m = move_dense_cursor(
+          page, byte & ((std::uint64_t{1} << shift) - 1u), need, c.pinned_, c.line_, c.frame_,
+          need ? std::uintptr_t{0} : reinterpret_cast<std::uintptr_t>(c.at(i)), v, dirty, active);
+      if (m.served) {  // done inside; no lane of the warp holds a pin any more
+        if (!need) ++c.reused_;
+        c.pinned_ = false;
+        c.span_ = 0;
+        if (!m.status.ok()) return m.status;
+        if (!dirty) {
+          value_type got = m.value;
+          op(reinterpret_cast<std::uint8_t*>(&got));
+        }
+        return {};
+      }
+      if (need) {
+        hold(c, page, m.line);
+        c.frame_ = m.frame;
+      }
+    } else if (moving != 0) {
       const std::uint64_t page =
           ((offset_ + i * sizeof(T)) >> cache_.line_shift()) - slot_.first_line;
       // The cursor travels by value, so it stays in registers.
@@ -421,8 +471,65 @@ class array_ref {
     }
     if (!need) ++c.reused_;
     op(c.at(i));
-    if (dirty) cache_.mark_dirty(c.line_);
+    if (dirty) mark_dirty_line(c.line_);
     return {};
+  }
+
+  /// What move_dense_cursor did for one lane: the line and frame it now holds a pin of (when
+  /// it moved and was not served), or, when `served`, the access's status and the value read.
+  struct dense_move {
+    io_status status;
+    value_type value{};
+    std::uint32_t line = 0;
+    std::uint32_t frame = 0;
+    bool served = false;
+  };
+
+  /// move_cursor for a dense array under frame pins, called by every lane of `active`: the
+  /// lanes that `need` drop their old frame pin and pin the frame of `page` (a group per piece,
+  /// pin_resident). When every such page is resident that is all, and each lane goes on with
+  /// its pin. When a lane's page is not, that lane goes through the miss path, which may wait
+  /// (for a load, a frame, an eviction that drains this warp's pins), and so may lanes that
+  /// wait for it to reconverge: so first every lane of the warp makes its access under the pin
+  /// it has (at `held_at`, or in its new line) and drops it; then the lanes that missed access
+  /// through dense_cache_ref::access. Each lane's access is then done (`served`), and no lane
+  /// holds a pin. `v` is the value to store when `dirty`.
+  BAM_HD BAM_NOINLINE dense_move move_dense_cursor(std::uint64_t page, std::uint64_t within,
+                                                   bool need, bool pinned, std::uint32_t held_line,
+                                                   std::uint32_t held_frame, std::uintptr_t held_at,
+                                                   value_type v, bool dirty,
+                                                   std::uint32_t active) const {
+    const cache::mosaic::dense_cache_ref dense(cache_);
+    if (need && pinned) dense.unpin(held_frame);
+    dense_move m;
+    const bool hit = dense.pin_resident(active, need, slot_, page, sizeof(T), m.line, m.frame);
+    const std::uint32_t missed = warp::ballot(active, need && !hit);
+    if (missed == 0) return m;
+    m.served = true;
+    if (!need || hit) {
+      const std::uint32_t line = need ? m.line : held_line;
+      std::uint8_t* p =
+          need ? cache_.line_data(line) + within : reinterpret_cast<std::uint8_t*>(held_at);
+      if (dirty) {
+        store_element(p, v);
+        dense.mark_dirty(line);
+      } else {
+        load_element(m.value, p);
+      }
+      dense.unpin(need ? m.frame : held_frame);
+    }
+    warp::sync(active);  // every pin of the warp dropped before a lane may wait
+    if (need && !hit) {
+      m.status =
+          dense.access_among(missed, slot_, page, within, sizeof(T), dirty, [&](std::uint8_t* p) {
+            if (dirty) {
+              store_element(p, v);
+            } else {
+              load_element(m.value, p);
+            }
+          });
+    }
+    return m;
   }
 
   /// Points `c` at `line`, which holds `page` and which it has pinned.

@@ -288,6 +288,126 @@ TEST_P(MosaicStress, SoftwareWarpsShareOneProtectionPerPieceWhileFramesMove) {
   EXPECT_EQ(bam::testing::mosaic::epoch_readers_left(r.cache().ref().frames()), 0u);
 }
 
+// Cursors on a dense array keep a pin of their line's frame (frame pins, optimized mode) while
+// their lane stays on the line, and drop every pin of the warp before a lane takes a miss:
+// among reservations (the data is twice the frame pool), page drops and frame drops they read
+// the right bytes, most accesses reuse a pin, and no pin is left. Elsewhere cursors access one
+// element at a time.
+TEST_P(MosaicStress, SoftwareWarpCursorsWalkLinesAmongEvictions) {
+  const stress_case c = GetParam();
+  const std::uint64_t words = 32 * 512;
+  rig r(pattern_image(words), fast_storage(), small_two_level(c), 8);
+  array<const std::uint64_t> a(r.cache(), r.set(), {.dense = true});
+  const array_ref<const std::uint64_t> ref = a.ref();
+  constexpr unsigned warps = 3, width = 8;
+  const std::uint64_t walks = scaled(200, 25);
+  const std::uint64_t walk = 24;  // elements per walk: spans two or three 64-element lines
+  std::atomic<std::uint64_t> wrong{0}, failed{0}, pages_dropped{0}, frames_dropped{0};
+  std::atomic<bool> stop{false};
+  std::thread evictor(evict_until, std::cref(r.cache()), std::cref(ref.slot()), ref.slot().pages,
+                      std::cref(stop), 11u, std::ref(pages_dropped), std::ref(frames_dropped));
+  run_software_warps(warps, width, [&](unsigned lane, unsigned warp) {
+    rng g((warp + 1) * 1000 + lane);  // lanes walk different places, some shared by chance
+    for (std::uint64_t n = 0; n < walks; ++n) {
+      auto cursor = ref.reader();
+      const std::uint64_t start = g.below(words - walk);
+      for (std::uint64_t j = 0; j < walk; ++j) {
+        std::uint64_t v = 0;
+        if (!cursor.try_read(start + j, v).ok()) {
+          failed.fetch_add(1);
+        } else if (v != pattern_word(start + j)) {
+          wrong.fetch_add(1);
+        }
+      }
+    }
+  });
+  stop = true;
+  evictor.join();
+  EXPECT_EQ(failed.load(), 0u);
+  EXPECT_EQ(wrong.load(), 0u);
+  const cache_stats s = a.stats();
+  EXPECT_EQ(s.accesses, walks * walk * warps * width);
+  EXPECT_EQ(s.accesses, s.probes() + s.coalesced + s.reused);
+  if (c.pinning == pinning_kind::frame_pins && c.mode == cache_mode::optimized) {
+    // A miss anywhere in the warp drops every lane's pin, and here misses are frequent.
+    EXPECT_GT(s.reused, 0u) << "accesses should reuse the cursor's frame pin";
+  } else {
+    EXPECT_EQ(s.reused, 0u);
+  }
+  EXPECT_GT(s.evictions, 0u) << "reservations should have evicted frames";
+  expect_no_protection_left(r);
+}
+
+// The same walks over data the frame pool holds (16 pieces, 16 frames): once the pages are
+// in, each lane's walk costs a pin per line, and most accesses reuse one.
+TEST_P(MosaicStress, SoftwareWarpCursorsReuseTheirFramePinWhenTheDataFits) {
+  const stress_case c = GetParam();
+  const std::uint64_t words = 16 * 512;
+  rig r(pattern_image(words), fast_storage(), small_two_level(c), 8);
+  array<const std::uint64_t> a(r.cache(), r.set(), {.dense = true});
+  const array_ref<const std::uint64_t> ref = a.ref();
+  constexpr unsigned warps = 3, width = 8;
+  const std::uint64_t walks = scaled(200, 25);
+  const std::uint64_t walk = 24;
+  std::atomic<std::uint64_t> wrong{0}, failed{0};
+  run_software_warps(warps, width, [&](unsigned lane, unsigned warp) {
+    rng g((warp + 1) * 1000 + lane);
+    for (std::uint64_t n = 0; n < walks; ++n) {
+      auto cursor = ref.reader();
+      const std::uint64_t start = g.below(words - walk);
+      for (std::uint64_t j = 0; j < walk; ++j) {
+        std::uint64_t v = 0;
+        if (!cursor.try_read(start + j, v).ok()) {
+          failed.fetch_add(1);
+        } else if (v != pattern_word(start + j)) {
+          wrong.fetch_add(1);
+        }
+      }
+    }
+  });
+  EXPECT_EQ(failed.load(), 0u);
+  EXPECT_EQ(wrong.load(), 0u);
+  const cache_stats s = a.stats();
+  EXPECT_EQ(s.accesses, walks * walk * warps * width);
+  EXPECT_EQ(s.accesses, s.probes() + s.coalesced + s.reused);
+  EXPECT_EQ(s.evictions, 0u);
+  if (c.pinning == pinning_kind::frame_pins && c.mode == cache_mode::optimized) {
+    EXPECT_GT(s.reused, s.accesses / 2) << "most accesses should reuse the cursor's frame pin";
+  } else {
+    EXPECT_EQ(s.reused, 0u);
+  }
+  expect_no_protection_left(r);
+}
+
+// Lanes that store through cursors, each walking its own chunk in step with its warp, while
+// frames are reserved, evicted and dropped: every store reaches the file.
+TEST_P(MosaicStress, SoftwareWarpCursorStoresAmongEvictionsReachTheFile) {
+  const stress_case c = GetParam();
+  constexpr unsigned warps = 2, width = 8;
+  const std::uint64_t words = 32 * 512;
+  const std::uint64_t chunk = words / (warps * width);  // elements per lane
+  file_rig f(words, small_two_level(c));
+  std::atomic<std::uint64_t> pages_dropped{0}, frames_dropped{0};
+  {
+    array<std::uint64_t> a(f.r.cache(), f.r.set(), {.name = "dense", .dense = true});
+    const array_ref<std::uint64_t> ref = a.ref();
+    std::atomic<bool> stop{false};
+    std::thread evictor(evict_until, std::cref(f.r.cache()), std::cref(ref.slot()),
+                        ref.slot().pages, std::cref(stop), 13u, std::ref(pages_dropped),
+                        std::ref(frames_dropped));
+    run_software_warps(warps, width, [&](unsigned lane, unsigned warp) {
+      auto cursor = ref.reader();
+      const std::uint64_t first = (std::uint64_t{warp} * width + lane) * chunk;
+      for (std::uint64_t i = first; i < first + chunk; ++i) cursor.store(i, written_word(i));
+    });
+    stop = true;
+    evictor.join();
+    for (std::uint64_t i = 0; i < words; ++i) f.expected[i] = written_word(i);
+    expect_at_rest(a, f.r, f.expected);
+  }
+  expect_file_holds(f.file, f.expected, pages_dropped.load(), frames_dropped.load());
+}
+
 // A cold scan, each warp over its own lines and its lanes on one line per access: of the lanes
 // that miss a page, one loads it and the others read it after, so a line costs one miss (not
 // one per lane, as when every lane took the miss path alone).

@@ -60,6 +60,10 @@ class dense_cache_ref {
   /// Most write-backs a frame's write-back keeps in flight at once (fewer when the device set
   /// has fewer queues per device).
   static constexpr std::uint32_t write_back_batch = 16;
+  /// How long a reservation waits for the pins of CLOCK's victim frame to drain before it
+  /// reopens the frame and looks for another: pins held that long belong to readers that may
+  /// themselves wait (a cursor's pin, kept while its warp waits for the reserving lane).
+  static constexpr std::uint64_t victim_drain_ns = 100'000;
 
   /// A view: `cache` must outlive it. It keeps references, not copies, so that a kernel whose
   /// functor holds the page_cache_ref (in parameter space) reads its fields there: a copy in
@@ -106,6 +110,12 @@ class dense_cache_ref {
   template <class Op>
   BAM_HD io_status access(const array_slot& a, std::uint64_t page, std::uint64_t within,
                           std::uint32_t bytes, bool warp_groups, bool dirty, Op&& op) const;
+  /// access() with warp groups, called by every lane of `lanes` and no other (for callers that
+  /// know which lanes are here: a subset of a warp that is itself inside a collective call).
+  template <class Op>
+  BAM_HD io_status access_among(std::uint32_t lanes, const array_slot& a, std::uint64_t page,
+                                std::uint64_t within, std::uint32_t bytes, bool dirty,
+                                Op&& op) const;
 
   /// Accesses a section serves before it is closed and opened again, so that a grace period
   /// waits for at most this many of a reader's accesses.
@@ -123,6 +133,21 @@ class dense_cache_ref {
   BAM_HD io_status access(const array_slot& a, std::uint64_t page, std::uint64_t within,
                           std::uint32_t bytes, bool dirty, reader_section& section, Op&& op) const;
   BAM_HD void close(reader_section& section) const { pinning_.close(section); }
+
+  /// For cursors that keep a frame pin between accesses (pinning_kind::frame_pins only): the
+  /// lanes of `lanes` that `want` pin the frame of their `page`, grouped by piece as in
+  /// access() (the leader pins for its group). True, with `line` and `frame`, for a lane whose
+  /// page is resident in a frame of its piece's own (not a shared frame, whose pins promotions
+  /// and compaction wait out): it then holds one pin of that frame (unpin(frame) drops it), and its
+  /// access of `bytes` is counted as a hit (or coalesced under its group's). A lane whose page
+  /// is not resident holds nothing and counts nothing. Never waits; every lane of `lanes`
+  /// calls it (collectives). The caller must not wait, nor let its warp wait for a lane that
+  /// does, while it holds the pin (array_ref's cursor drops every pin of a warp before any of
+  /// its lanes goes through a miss).
+  BAM_HD bool pin_resident(std::uint32_t lanes, bool want, const array_slot& a, std::uint64_t page,
+                           std::uint32_t bytes, std::uint32_t& line, std::uint32_t& frame) const;
+  /// Drops one pin of `frame` taken by pin_resident.
+  BAM_HD void unpin(std::uint32_t frame) const { frame_unpin(pool_, frame, 1); }
 
   /// Evicts one base page of `a`: clears its resident bit (writing it back first if dirty);
   /// the piece stays coalesced. False if the page was not resident or could not be taken now,
@@ -231,14 +256,19 @@ class dense_cache_ref {
   BAM_HD bool owner_is(const array_slot& a, std::uint64_t e, std::uint64_t piece) const;
   BAM_HD acquire_result wrong_owner(const array_slot& a, std::uint64_t page) const;
   BAM_HD bool try_hold(std::uint32_t frame, std::uint64_t& s, bool want_open) const;
-  /// Takes an OPEN frame HELD whatever its pins (new pins fail from then on) and waits for the
-  /// pins to drain. Under heavy traffic a frame may never be seen with no pins at all, which
-  /// try_hold needs. On timeout the frame is OPEN again and the result false.
-  BAM_HD bool hold_and_drain(std::uint32_t frame, std::uint64_t& s,
-                             std::uint64_t deadline_ns) const;
+  /// Takes an OPEN frame HELD whatever its pins (new pins fail from then on), closes the entry
+  /// of the piece it serves (`closed`: the entry it held; 0 for a shared frame, or when the
+  /// entry did not name the frame yet) and waits for the pins to drain. Under heavy traffic a
+  /// frame may never be seen with no pins at all, which try_hold needs; and readers pin without
+  /// looking at the frame word (frame_pin), so only the closed entry stops new pins. On timeout
+  /// the entry and the frame are as before and the result false.
+  BAM_HD bool hold_and_drain(std::uint32_t frame, std::uint64_t& s, std::uint64_t deadline_ns,
+                             std::uint64_t& closed) const;
   BAM_HD void reopen(std::uint32_t frame) const;
+  /// Empties a HELD frame. `closed`: the entry hold_and_drain closed, if it did.
   BAM_HD bool empty_held(std::uint32_t frame, std::uint64_t deadline_ns,
-                         std::uint32_t keep_count_for = 0, bool allow_splinter = false) const;
+                         std::uint32_t keep_count_for = 0, bool allow_splinter = false,
+                         std::uint64_t closed = 0) const;
   BAM_HD bool wait_not_busy(std::uint32_t frame, std::uint64_t deadline_ns) const;
   BAM_HD bool write_back_dirty(const array_slot& owner, std::uint64_t piece,
                                std::uint32_t frame) const;

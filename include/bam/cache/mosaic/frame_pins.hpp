@@ -18,9 +18,11 @@ namespace bam::cache::mosaic {
 /// and still serves that reservation; otherwise nothing is left pinned.
 BAM_HD BAM_INLINE bool frame_pin(const frame_pool_view& p, std::uint64_t e, std::uint32_t pins) {
   atomic_ref<std::uint64_t> st(p.state[entry_frame(e)]);
-  // relaxed: a look first, so that readers of a frame being taken do not add pins it must
-  // then wait out (the fetch_add below decides).
-  if (!frame_pin_usable(st.load(order::relaxed), e)) return false;
+  // relaxed: at a shared frame, a look first, so that readers of a frame being taken do not
+  // add pins it must then wait out (the fetch_add below decides). A coalesced piece's evictor
+  // closes the entry before it waits for pins to drain (hold_and_drain), which stops new pins
+  // as well; a look there would cost every hit a dependent load.
+  if (entry_splintered(e) && !frame_pin_usable(st.load(order::relaxed), e)) return false;
   // acquire: the reserver's bitmaps and the loaders' published slots (released with OPEN and
   // with the resident bits) are visible once our pin counts.
   const std::uint64_t s = st.fetch_add(pins, order::acquire);

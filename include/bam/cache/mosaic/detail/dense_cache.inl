@@ -469,8 +469,10 @@ BAM_HD inline bool dense_cache_ref::take_shared(std::uint64_t e) const {
 BAM_HD inline bool dense_cache_ref::wait_unpinned(std::uint32_t frame,
                                                   std::uint64_t deadline_ns) const {
   backoff pause;
-  // Pinned readers never wait, so the drain ends (they release before any point where their
-  // warp may reconverge with a lane that waits: acquire_then).
+  // The drain ends unless a pinned reader waits: readers of access() release before any point
+  // where their warp may reconverge with a lane that waits (acquire_then), and cursors drop
+  // their pins before a lane of their warp takes a miss, but a cursor's lane may wait for its
+  // warp elsewhere (claim_frame bounds its drain by victim_drain_ns for that).
   // acquire: the last readers' unpins (release) before we touch the frame.
   while (frame_pins(atomic_ref<std::uint64_t>(pool_.state[frame]).load(order::acquire)) != 0) {
     if (now_ns() > deadline_ns) return false;
@@ -664,16 +666,46 @@ BAM_HD inline bool dense_cache_ref::try_hold(std::uint32_t frame, std::uint64_t&
 }
 
 BAM_HD inline bool dense_cache_ref::hold_and_drain(std::uint32_t frame, std::uint64_t& s,
-                                                   std::uint64_t deadline_ns) const {
+                                                   std::uint64_t deadline_ns,
+                                                   std::uint64_t& closed) const {
+  closed = 0;
   if ((s & frame_bits::held) || !(s & frame_bits::open)) return false;
   atomic_ref<std::uint64_t> st(pool_.state[frame]);
-  // relaxed: new pins fail from here on (frame_pin); wait_unpinned acquires the readers'
-  // unpins. Pins are kept: their readers still use the frame.
-  if (!st.compare_exchange(s, (s & ~frame_bits::open) | frame_bits::held, order::relaxed)) {
+  // acquire: the owner word, stored before the release that opened the frame. New pins fail
+  // from here on (frame_pin); wait_unpinned acquires the readers' unpins. Pins are kept: their
+  // readers still use the frame.
+  if (!st.compare_exchange(s, (s & ~frame_bits::open) | frame_bits::held, order::acquire)) {
     return false;
   }
+  const std::uint64_t own = atomic_ref<std::uint64_t>(pool_.owner[frame]).load(order::relaxed);
+  const std::uint64_t piece = own & shared_piece;
+  const array_slot* owner =
+      piece == shared_piece
+          ? nullptr
+          : tenant_slot(static_cast<std::uint32_t>(own >> owner_tenant_shift), piece);
+  if (owner != nullptr) {
+    atomic_ref<std::uint64_t> entry(owner->large_table[piece]);
+    // seq_cst: as empty_held's close, which this one stands for.
+    const std::uint64_t old = entry.exchange(entry_bits::closed, order::seq_cst);
+    if (entry_coalesced(old) && !entry_splintered(old) && entry_frame(old) == frame) {
+      closed = old;
+    } else if (old != entry_bits::closed) {
+      // Not ours to close: give it back unless it changed meanwhile (release: as it was).
+      std::uint64_t expected = entry_bits::closed;
+      (void)entry.compare_exchange(expected, old, order::release);
+    }
+  }
   if (wait_unpinned(frame, deadline_ns)) return true;
-  reopen(frame);
+  if (closed != 0) {
+    // Reopened under a pin of ours before the entry names the frame again (publish_open).
+    reopen_pinned(frame);
+    // release: the reopened frame before the entry.
+    atomic_ref<std::uint64_t>(owner->large_table[piece]).store(closed, order::release);
+    frame_unpin(pool_, frame, 1);
+  } else {
+    reopen(frame);
+  }
+  closed = 0;
   return false;
 }
 
@@ -713,8 +745,10 @@ BAM_HD inline bool dense_cache_ref::claim_frame(const array_slot& a, bool own_on
         ref.store(0u, order::relaxed);      // second chance
         continue;
       }
-      if (hold_and_drain(f, s, deadline_ns)) {
-        if (empty_held(f, deadline_ns, own_only ? a.tenant : 0u, true)) {
+      const std::uint64_t drain_by = now_ns() + victim_drain_ns;
+      std::uint64_t closed = 0;
+      if (hold_and_drain(f, s, drain_by < deadline_ns ? drain_by : deadline_ns, closed)) {
+        if (empty_held(f, deadline_ns, own_only ? a.tenant : 0u, true, closed)) {
           frame = f;
           return true;
         }
@@ -854,8 +888,8 @@ BAM_HD inline void dense_cache_ref::retire(std::uint32_t frame) const {
 }
 
 BAM_HD inline bool dense_cache_ref::empty_held(std::uint32_t frame, std::uint64_t deadline_ns,
-                                               std::uint32_t keep_count_for,
-                                               bool allow_splinter) const {
+                                               std::uint32_t keep_count_for, bool allow_splinter,
+                                               std::uint64_t closed) const {
   // relaxed: the owner was stored by the reserver before the release that opened the frame,
   // which our acquiring hold read.
   const std::uint64_t own = atomic_ref<std::uint64_t>(pool_.owner[frame]).load(order::relaxed);
@@ -869,8 +903,9 @@ BAM_HD inline bool dense_cache_ref::empty_held(std::uint32_t frame, std::uint64_
   }
   atomic_ref<std::uint64_t> entry(owner->large_table[piece]);
   // seq_cst: the close precedes the grace period's epoch increment and our busy drain
-  // (epochs.hpp, and the dropper's busy/entry pair).
-  const std::uint64_t old = entry.exchange(entry_bits::closed, order::seq_cst);
+  // (epochs.hpp, and the dropper's busy/entry pair); hold_and_drain's, when it closed, too.
+  const std::uint64_t old =
+      closed != 0 ? closed : entry.exchange(entry_bits::closed, order::seq_cst);
   bool ok = pinning_.quiesce(deadline_ns) && wait_not_busy(frame, deadline_ns) &&
             write_back_dirty(*owner, piece, frame);
   if (!ok) {
@@ -1220,37 +1255,77 @@ BAM_HD bool dense_cache_ref::group_hit(std::uint32_t lanes, const array_slot& a,
   return served;
 }
 
+BAM_HD inline bool dense_cache_ref::pin_resident(std::uint32_t lanes, bool want,
+                                                 const array_slot& a, std::uint64_t page,
+                                                 std::uint32_t bytes, std::uint32_t& line,
+                                                 std::uint32_t& frame) const {
+  std::uint64_t* const entry_word = want ? &a.large_table[piece_of(page)] : nullptr;
+  // Lanes that want nothing use a key of their own: bit 63 is never set in a user address.
+  const std::uint64_t key =
+      want ? static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(entry_word))
+           : (std::uint64_t{1} << 63) | warp::lane();
+  const std::uint32_t peers = warp::match_any(lanes, key);
+  const unsigned leader = warp::lowest_lane(peers);
+  std::uint64_t held = 0;
+  if (want && warp::lane() == leader) {
+    frame_guard g;
+    if (pinning_.enter(*entry_word, warp::popcount(peers), g) == enter_result::protected_frame) {
+      held = g.entry;
+    }
+  }
+  held = warp::shfl(peers, held, leader);
+  bool hit = false;
+  if (want && entry_coalesced(held)) {
+    frame = entry_frame(held);
+    // Not a splintered piece's: its shared frame's pins are drained by promotions and
+    // compaction, which wait for them without the drain bound of claim_frame.
+    hit = !entry_splintered(held) && resident_line(held, page, line) &&
+          owner_is(a, held, piece_of(page));
+    if (!hit) unpin(frame);  // our share of the leader's pins
+  }
+  // One hit per group that has one; its other hitting lanes rode on it.
+  const std::uint32_t hits = warp::ballot(lanes, hit);
+  const bool first = hit && warp::lane() == warp::lowest_lane(hits & peers);
+  const std::uint32_t firsts = warp::ballot(lanes, first);
+  count_lanes(a, lanes, hits, bytes, firsts, hits & ~firsts);
+  return hit;
+}
+
 template <class Op>
 BAM_HD io_status dense_cache_ref::access(const array_slot& a, std::uint64_t page,
                                          std::uint64_t within, std::uint32_t bytes,
                                          bool warp_groups, bool dirty, Op&& op) const {
-  if (!warp_groups) {
-    count(a, &cache_stats::accesses);
-    count(a, &cache_stats::bytes_requested, bytes);
-  } else {
-    // Every collective below names its lanes: lanes that leave early are in no later mask.
-    const std::uint32_t here = warp::active_mask();
-    count_lanes(a, here, here, bytes, 0, 0);
-    const bool served = group_hit(here, a, page, within, dirty, op);
-    const std::uint32_t missed = warp::ballot(here, !served);
-    if (served) return {};
-    // Lanes that missed one page: one of them loads it (and serves its own access), the
-    // others look again once it is done. Without this, every lane of a warp that reads one
-    // line takes the miss path on its own, as half of a scan's accesses did (docs/mosaic.md).
-    // Tenant ids are unique and pages below 2^48, so lanes share a key only for one page (a
-    // lane looks again for its own page anyway).
-    const std::uint64_t key = std::uint64_t{a.tenant} << 48 | page;
-    const std::uint32_t same_page = warp::match_any(missed, key);
-    const unsigned loader = warp::lowest_lane(same_page);
-    if (same_page != (1u << loader)) {
-      io_status s{};
-      if (warp::lane() == loader) s = access_by_acquire(a, page, within, dirty, op);
-      // The loader has released what it protected, and the others protect nothing: the wait
-      // here holds up no eviction.
-      warp::sync(same_page);
-      if (warp::lane() == loader) return s;
-      if (group_hit(same_page & ~(1u << loader), a, page, within, dirty, op)) return {};
-    }
+  if (warp_groups) return access_among(warp::active_mask(), a, page, within, bytes, dirty, op);
+  count(a, &cache_stats::accesses);
+  count(a, &cache_stats::bytes_requested, bytes);
+  return access_by_acquire(a, page, within, dirty, op);
+}
+
+template <class Op>
+BAM_HD io_status dense_cache_ref::access_among(std::uint32_t here, const array_slot& a,
+                                               std::uint64_t page, std::uint64_t within,
+                                               std::uint32_t bytes, bool dirty, Op&& op) const {
+  // Every collective below names its lanes: lanes that leave early are in no later mask.
+  count_lanes(a, here, here, bytes, 0, 0);
+  const bool served = group_hit(here, a, page, within, dirty, op);
+  const std::uint32_t missed = warp::ballot(here, !served);
+  if (served) return {};
+  // Lanes that missed one page: one of them loads it (and serves its own access), the
+  // others look again once it is done. Without this, every lane of a warp that reads one
+  // line takes the miss path on its own, as half of a scan's accesses did (docs/mosaic.md).
+  // Tenant ids are unique and pages below 2^48, so lanes share a key only for one page (a
+  // lane looks again for its own page anyway).
+  const std::uint64_t key = std::uint64_t{a.tenant} << 48 | page;
+  const std::uint32_t same_page = warp::match_any(missed, key);
+  const unsigned loader = warp::lowest_lane(same_page);
+  if (same_page != (1u << loader)) {
+    io_status s{};
+    if (warp::lane() == loader) s = access_by_acquire(a, page, within, dirty, op);
+    // The loader has released what it protected, and the others protect nothing: the wait
+    // here holds up no eviction.
+    warp::sync(same_page);
+    if (warp::lane() == loader) return s;
+    if (group_hit(same_page & ~(1u << loader), a, page, within, dirty, op)) return {};
   }
   return access_by_acquire(a, page, within, dirty, op);
 }
