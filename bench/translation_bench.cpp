@@ -81,6 +81,9 @@ class cpu_runner final : public runner {
       case scheme::two_level_epochs:
         go<scheme::two_level_epochs>(gathers, bytes, seed, wrong);
         break;
+      case scheme::two_level_epochs_warp:
+        go<scheme::two_level_epochs_warp>(gathers, bytes, seed, wrong);
+        break;
       case scheme::large_only:
         go<scheme::large_only>(gathers, bytes, seed, wrong);
         break;
@@ -142,7 +145,8 @@ scheme parse_scheme(const std::string& name) {
     if (name == to_string(s)) return s;
   }
   throw input_error("--schemes: unknown scheme '" + name +
-                    "' (bam, lean, two_level_pins, two_level_epochs, large_only, ideal, lean_l2)");
+                    "' (bam, lean, two_level_pins, two_level_epochs, two_level_epochs_warp, "
+                    "large_only, ideal, lean_l2)");
 }
 
 std::string fixed(double v, int digits) {

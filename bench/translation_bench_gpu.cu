@@ -129,7 +129,7 @@ class gpu_runner final : public runner {
 
  private:
   template <unsigned Blocks>
-  void fill_grids(std::uint32_t (&grids)[7]) {
+  void fill_grids(std::uint32_t (&grids)[8]) {
     grids[0] = resident_grid<gather_kernel<scheme::bam, Blocks>>(prop_);
     grids[1] = resident_grid<gather_kernel<scheme::lean, Blocks>>(prop_);
     grids[2] = resident_grid<gather_kernel<scheme::two_level_pins, Blocks>>(prop_);
@@ -137,6 +137,7 @@ class gpu_runner final : public runner {
     grids[4] = resident_grid<gather_kernel<scheme::large_only, Blocks>>(prop_);
     grids[5] = resident_grid<gather_kernel<scheme::ideal, Blocks>>(prop_);
     grids[6] = resident_grid<gather_kernel<scheme::lean_l2, Blocks>>(prop_);
+    grids[7] = resident_grid<gather_kernel<scheme::two_level_epochs_warp, Blocks>>(prop_);
   }
 
   template <unsigned Blocks>
@@ -156,6 +157,8 @@ class gpu_runner final : public runner {
         return go<scheme::ideal, Blocks>(gathers, bytes, seed);
       case scheme::lean_l2:
         return go<scheme::lean_l2, Blocks>(gathers, bytes, seed);
+      case scheme::two_level_epochs_warp:
+        return go<scheme::two_level_epochs_warp, Blocks>(gathers, bytes, seed);
     }
   }
 
@@ -196,7 +199,7 @@ class gpu_runner final : public runner {
   cudaDeviceProp prop_{};
   std::size_t saved_persisting_ = 0;
   bool full_ = false;               ///< kernels capped at 32 registers (2 blocks of 1,024)
-  std::uint32_t grids_[2][7] = {};  ///< [min blocks per SM / 2][scheme]
+  std::uint32_t grids_[2][8] = {};  ///< [min blocks per SM / 2][scheme]
   std::uint32_t max_grid_ = 0;
   std::uint32_t epoch_slots_ = 0;
   device_memory sink_, wrong_;

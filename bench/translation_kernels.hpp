@@ -11,6 +11,8 @@
 ///   two_level_epochs  Mosaic: large entry + resident bit inside an epoch section that each
 ///                     thread keeps open across its gathers (renewed every
 ///                     dense_cache_ref::section_renewal of them)
+///   two_level_epochs_warp  Mosaic: large entry + resident bit under one epoch announcement
+///                     per warp access (dense_cache_ref::access, the path arrays take)
 ///   large_only        the large entry alone (a frame is fetched whole, so no resident bit)
 ///   ideal             no translation: the flat buffer
 ///
@@ -38,11 +40,12 @@ enum class scheme : std::uint8_t {
   two_level_epochs,
   large_only,
   ideal,
-  lean_l2
+  lean_l2,
+  two_level_epochs_warp
 };
 inline constexpr scheme all_schemes[] = {
     scheme::bam,        scheme::lean,  scheme::two_level_pins, scheme::two_level_epochs,
-    scheme::large_only, scheme::ideal, scheme::lean_l2};
+    scheme::large_only, scheme::ideal, scheme::lean_l2,        scheme::two_level_epochs_warp};
 
 inline const char* to_string(scheme s) {
   switch (s) {
@@ -60,6 +63,8 @@ inline const char* to_string(scheme s) {
       return "ideal";
     case scheme::lean_l2:
       return "lean_l2";
+    case scheme::two_level_epochs_warp:
+      return "two_level_epochs_warp";
   }
   return "unknown";
 }
@@ -234,6 +239,12 @@ struct gather_kernel {
         const cache::mosaic::dense_cache_ref dense(f.epochs_cache);
         const io_status s = dense.access(
             f.dense_slot, page, within, gather_bytes, false, section,
+            [&](const std::uint8_t* p) { sum += read_gather(p, flat, gather_bytes, bad); });
+        if (!s.ok()) ++bad;
+      } else if constexpr (S == scheme::two_level_epochs_warp) {
+        const cache::mosaic::dense_cache_ref dense(f.epochs_cache);
+        const io_status s = dense.access(
+            f.dense_slot, page, within, gather_bytes, true, false,
             [&](const std::uint8_t* p) { sum += read_gather(p, flat, gather_bytes, bad); });
         if (!s.ok()) ++bad;
       } else {

@@ -44,6 +44,7 @@ struct shape {
         return pages() * 8;
       case scheme::two_level_pins:
       case scheme::two_level_epochs:
+      case scheme::two_level_epochs_warp:
         return frames() * 8 + frame_table;
       case scheme::large_only:
         return frames() * 8;

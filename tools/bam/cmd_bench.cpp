@@ -177,8 +177,8 @@ void add_translation_bench(CLI::App& bench) {
       ->capture_default_str();
   c->add_option(
        "--schemes", o->schemes,
-       "bam, lean, two_level_pins, two_level_epochs, large_only, ideal, lean_l2 (GPU: lean "
-       "with its table in a persisting L2 window) (list)")
+       "bam, lean, two_level_pins, two_level_epochs, two_level_epochs_warp, large_only, ideal, "
+       "lean_l2 (GPU: lean with its table in a persisting L2 window) (list)")
       ->delimiter(',');
   c->add_option("--frame-bytes", o->frame_bytes, "Large frame size")
       ->transform(size_transformer())

@@ -23,6 +23,8 @@
 #include <bam/platform/atomic.hpp>
 #include <bam/platform/backoff.hpp>
 #include <bam/platform/config.hpp>
+#include <bam/platform/warp.hpp>
+#include <bam/platform/warp_sync.hpp>
 
 namespace bam::cache::mosaic {
 
@@ -104,6 +106,28 @@ class frame_pinning {
 
   [[nodiscard]] BAM_HD order slot_order() const {
     return p_.pinning == pinning_kind::epochs ? epoch_read_order : order::acquire;
+  }
+
+  /// Epochs only: one announcement for the lanes of `lanes` (each of them calls it), made by
+  /// the lowest. Epochs protect by time, not by frame, so every entry those lanes read with
+  /// entry_in() after it, whatever its piece, is protected until leave_lanes(). Returns the
+  /// announcing lane's reader slot (in every lane), or reader_section::closed when it has none.
+  [[nodiscard]] BAM_HD std::uint32_t enter_lanes(std::uint32_t lanes) const {
+    const unsigned leader = warp::lowest_lane(lanes);
+    std::uint32_t slot = reader_section::closed;
+    if (warp::lane() == leader) slot = epoch_enter(p_);
+    slot = static_cast<std::uint32_t>(warp::shfl(lanes, slot, leader));
+    // The warp barrier orders the leader's announcement and fence before every lane's loads
+    // of entries and resident bits (on the host: its seq_cst store before their seq_cst loads).
+    warp::sync(lanes);
+    return slot;
+  }
+  /// Ends enter_lanes(), called by every lane of `lanes` once each is done with what it read.
+  BAM_HD void leave_lanes(std::uint32_t lanes, std::uint32_t slot) const {
+    warp::sync(lanes);  // every lane's reads (and writes) of frames before the exit's release
+    if (slot != reader_section::closed && warp::lane() == warp::lowest_lane(lanes)) {
+      epoch_exit(p_, slot);
+    }
   }
 
   /// Opens `s` if it is closed (epochs only). False if this thread has no reader slot.

@@ -1224,6 +1224,28 @@ BAM_HD inline io_status dense_cache_ref::flush_frame(const array_slot& a,
 template <class Op>
 BAM_HD bool dense_cache_ref::group_hit(std::uint32_t lanes, const array_slot& a, std::uint64_t page,
                                        std::uint64_t within, bool dirty, Op& op) const {
+  if (pool_.pinning == pinning_kind::epochs) {
+    // One announcement for the warp, whatever pieces its lanes read: no grouping by piece and
+    // one fence per warp access instead of one per piece (a random gather's 32).
+    const std::uint32_t slot = pinning_.enter_lanes(lanes);
+    bool served = false;
+    if (slot != reader_section::closed) {
+      const std::uint64_t e =
+          pinning_.entry_in(reader_section{slot}, a.large_table[piece_of(page)]);
+      std::uint32_t line = 0;
+      if (entry_coalesced(e) && resident_line(e, page, line) && owner_is(a, e, piece_of(page))) {
+        op(cache_.line_data(line) + within);
+        if (dirty) mark_dirty(line);
+        served = true;
+      }
+    }
+    // One probe (a hit) for the warp's announcement; its other served lanes rode on it.
+    const std::uint32_t served_lanes = warp::ballot(lanes, served);
+    const std::uint32_t first = served_lanes & (0u - served_lanes);
+    count_lanes(a, lanes, 0, 0, first, served_lanes & ~first);
+    pinning_.leave_lanes(lanes, slot);
+    return served;
+  }
   // Lanes touching one piece share one protection: the leader enters for the group, every
   // lane whose page is resident (in its slot, or in the shared frame of a splintered piece)
   // reads, the group meets, the leader leaves.
