@@ -4,18 +4,19 @@
 /// frames run low it runs dense_cache_ref::compact_step over every dense array of a two_level
 /// cache on its own thread, so that sparsely used shared frames empty into other shared frames
 /// of their tenant and return to the pool. Tenants never stop: readers wait only for a piece in
-/// motion. A GPU agent (a block on its own stream calling compact_step) can come later.
+/// motion. The loop is compaction_agent_ref (compaction_agent.hpp); gpu_compaction_agent runs
+/// the same loop on a GPU thread for a cache in GPU memory.
 ///
 /// Thread safety: construct, stop and destroy from one thread. The cache's dense arrays must
 /// exist before the agent starts and outlive it (stop it before destroying an array).
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <thread>
 
-#include <bam/cache/mosaic/dense_cache.hpp>
+#include <bam/cache/mosaic/compaction_agent.hpp>
 #include <bam/cache/page_cache.hpp>
-#include <bam/platform/atomic.hpp>
 
 namespace bam::cache::mosaic {
 
@@ -28,65 +29,42 @@ struct compactor_options {
 
 class compactor {
  public:
-  /// Starts the agent on `cache` (a two_level cache; on any other it idles).
+  /// Starts the agent on `cache` (a two_level cache; on any other it ends at once).
   explicit compactor(const page_cache_ref& cache, compactor_options options = {})
-      : cache_(cache), options_(options), thread_([this] { run(); }) {}
+      : agent_(cache, &words_, agent_options(options)), thread_([this] { agent_.run(); }) {}
   ~compactor() { stop(); }
   compactor(const compactor&) = delete;
   compactor& operator=(const compactor&) = delete;
 
   /// Stops the agent and waits for its step in progress to end.
   void stop() {
-    // relaxed: the join below orders everything the agent did before our return.
-    atomic_ref<std::uint32_t>(stop_).store(1u, order::relaxed);
+    compaction_agent_ref::request_stop(words_);
     if (thread_.joinable()) thread_.join();
   }
 
   /// Pieces moved between shared frames so far, and shared frames freed by it.
   [[nodiscard]] std::uint64_t pieces_moved() const {
-    return atomic_ref<std::uint64_t>(moved_).load(order::relaxed);  // relaxed: a count
+    return compaction_agent_ref::counts(words_).pieces_moved;
   }
   [[nodiscard]] std::uint64_t frames_freed() const {
-    return atomic_ref<std::uint64_t>(freed_).load(order::relaxed);  // relaxed: a count
+    return compaction_agent_ref::counts(words_).frames_freed;
   }
+  /// Every counter of the agent (compaction_agent_words).
+  [[nodiscard]] compaction_counts counts() const { return compaction_agent_ref::counts(words_); }
 
  private:
-  /// One pass over the dense arrays; true when a piece moved.
-  bool pass(const dense_cache_ref& dense) {
-    bool worked = false;
-    for (std::uint32_t i = 0; i < cache_.slot_count(); ++i) {
-      const array_slot& a = *cache_.slot_at(i);
-      if (a.large_table == nullptr || a.pages == 0) continue;
-      const dense_cache_ref::compact_result r = dense.compact_step(a);
-      if (r != dense_cache_ref::compact_result::moved &&
-          r != dense_cache_ref::compact_result::freed) {
-        continue;
-      }
-      worked = true;
-      // relaxed: counts.
-      atomic_ref<std::uint64_t>(moved_).fetch_add(1u, order::relaxed);
-      if (r == dense_cache_ref::compact_result::freed) {
-        atomic_ref<std::uint64_t>(freed_).fetch_add(1u, order::relaxed);
-      }
-    }
-    return worked;
+  /// The same sleep every time it is idle, as long as `idle` says.
+  static compaction_agent_options agent_options(const compactor_options& o) {
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(o.idle).count();
+    const auto most = std::numeric_limits<std::uint32_t>::max();
+    const std::uint32_t idle =
+        ns <= 0 ? 0u
+                : (static_cast<std::uint64_t>(ns) > most ? most : static_cast<std::uint32_t>(ns));
+    return {.low_free_frames = o.low_free_frames, .min_idle_ns = idle, .max_idle_ns = idle};
   }
 
-  void run() {
-    if (!cache_.frames().enabled()) return;
-    const dense_cache_ref dense(cache_);
-    // relaxed: a stop request; nothing is published with it.
-    while (atomic_ref<std::uint32_t>(stop_).load(order::relaxed) == 0u) {
-      const bool low = dense.free_frames() <= options_.low_free_frames;
-      if (!low || !pass(dense)) std::this_thread::sleep_for(options_.idle);
-    }
-  }
-
-  page_cache_ref cache_;
-  compactor_options options_;
-  std::uint32_t stop_ = 0;
-  mutable std::uint64_t moved_ = 0;  // mutable: read through atomic_ref by const getters
-  mutable std::uint64_t freed_ = 0;
+  compaction_agent_words words_{};
+  compaction_agent_ref agent_;
   std::thread thread_;  // last: it starts once the fields above are set
 };
 
