@@ -162,9 +162,9 @@ class array {
                    too_small);
     // A warp that loads k lines at once holds up to k of them busy while the loads run: allow
     // that only while every warp of the launch could do so with three quarters of the cache to
-    // spare for everyone's hits. Base-page arrays in optimized mode only.
-    if (!too_small && !r.reads_through() && r.mode() == cache_mode::optimized &&
-        attachment_.slot.large_table == nullptr) {
+    // spare for everyone's hits. Optimized mode only (dense arrays too: their slots stay busy
+    // the same way, and the lines of one list mostly lie in one piece).
+    if (!too_small && !r.reads_through() && r.mode() == cache_mode::optimized) {
       const std::uint64_t spare = cache_->lines() / (4 * warps);
       r.set_lookahead_lines(static_cast<std::uint32_t>(std::min<std::uint64_t>(spare, 32)));
     }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include <bam/array.hpp>
@@ -59,11 +60,37 @@ struct id_set {
   page_cache cache;
 };
 
-TEST(Lookahead, ASoftwareWarpVisitsEveryNeighbourOnceWhileReadingAhead) {
-  // 4 KiB lines: the list below covers 40 lines, read ahead 8 at a time.
-  id_set s({.line_bytes = 4096, .capacity_bytes = 1u << 20});
-  const array<const std::uint64_t> a(s.cache, s.ssd.ref(), {.name = "ids"});
+/// A cache of 256 lines of 4 KiB: base pages, or (two_level) all of them in 16 frames of 16.
+cache_config lookahead_cache(translation_kind t, pinning_kind p) {
+  cache_config c{.line_bytes = 4096, .capacity_bytes = 1u << 20};
+  c.translation = t;
+  c.pinning = p;
+  c.frame_bytes = 16 * 4096;
+  c.frame_percent = 100;
+  return c;
+}
+
+struct lookahead_case {
+  translation_kind translation;
+  pinning_kind pinning;
+};
+
+std::string lookahead_case_name(const ::testing::TestParamInfo<lookahead_case>& p) {
+  return std::string(to_string(p.param.translation)) + "_" + to_string(p.param.pinning);
+}
+
+class LookaheadWalk : public ::testing::TestWithParam<lookahead_case> {};
+
+TEST_P(LookaheadWalk, ASoftwareWarpVisitsEveryNeighbourOnceWhileReadingAhead) {
+  // 4 KiB lines: the list below covers 40 lines, read ahead 8 at a time; on a two_level cache
+  // the array is dense (its cursors keep frame pins under frame pins).
+  const lookahead_case c = GetParam();
+  id_set s(lookahead_cache(c.translation, c.pinning));
+  const bool dense = c.translation == translation_kind::two_level;
+  const array<const std::uint64_t> a(s.cache, s.ssd.ref(), {.name = "ids", .dense = dense});
   array_ref<const std::uint64_t> ref = a.ref();
+  EXPECT_EQ(ref.slot().large_table != nullptr, dense);
+  EXPECT_GT(a.ref_for_launch(1, 1).lookahead_lines(), 0u);
   ref.set_lookahead_lines(8);
   const std::uint64_t begin = 1000, end = begin + 40 * 512;
   constexpr unsigned width = 8;
@@ -87,8 +114,16 @@ TEST(Lookahead, ASoftwareWarpVisitsEveryNeighbourOnceWhileReadingAhead) {
   EXPECT_EQ(st.errors, 0u);
   // The reads ahead are extra accesses: more accesses than entries shows they happened.
   EXPECT_GT(st.accesses, end - begin);
+  EXPECT_EQ(st.accesses, st.probes() + st.coalesced + st.reused);
   EXPECT_NO_THROW(a.check());
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    BaseAndDense, LookaheadWalk,
+    ::testing::Values(lookahead_case{translation_kind::base, pinning_kind::frame_pins},
+                      lookahead_case{translation_kind::two_level, pinning_kind::frame_pins},
+                      lookahead_case{translation_kind::two_level, pinning_kind::epochs}),
+    lookahead_case_name);
 
 TEST(Lookahead, RefForLaunchAllowsItOnlyWithLinesToSpare) {
   // A launch of one warp: a quarter of the cache's lines per warp, at most 32.
