@@ -23,6 +23,8 @@
 #include <bam/storage/backing_store.hpp>
 #include <bam/storage/emulated_storage.hpp>
 
+#include "software_warp.hpp"
+
 #ifndef BAM_STRESS_TSAN
 #define BAM_STRESS_TSAN 0
 #endif
@@ -174,9 +176,10 @@ struct read_tally {
     std::uint64_t none = ~0ull;
     first_wrong_index.compare_exchange_strong(none, i, std::memory_order_relaxed);
   }
-  /// Reads element `i` of `a` and counts it, failed or wrong against `expected`.
-  void read_and_check(const array_ref<const std::uint64_t>& a, std::uint64_t i,
-                      std::uint64_t expected) {
+  /// Reads element `i` of `a` (an array_ref, or a cursor of one) and counts it, failed or wrong
+  /// against `expected`.
+  template <class Reader>
+  void read_and_check(Reader& a, std::uint64_t i, std::uint64_t expected) {
     reads.fetch_add(1, std::memory_order_relaxed);
     std::uint64_t v = 0;
     if (!a.try_read(i, v).ok()) {
@@ -186,6 +189,24 @@ struct read_tally {
     }
   }
 };
+
+/// Software warps of `width` lanes, `warps` of them: each lane walks `walks` runs of `walk`
+/// consecutive elements of `ref` (the pattern) from random starts of its own, each run with a
+/// cursor of its own, and counts what it read into `tally`.
+inline void walk_with_cursors(const array_ref<const std::uint64_t>& ref, std::uint64_t words,
+                              unsigned warps, unsigned width, std::uint64_t walks,
+                              std::uint64_t walk, read_tally& tally) {
+  bam::testing::run_software_warps(warps, width, [&](unsigned lane, unsigned warp) {
+    rng g((warp + 1) * 1000 + lane);  // lanes walk different places, some shared by chance
+    for (std::uint64_t n = 0; n < walks; ++n) {
+      auto cursor = ref.reader();
+      const std::uint64_t start = g.below(words - walk);
+      for (std::uint64_t j = 0; j < walk; ++j) {
+        tally.read_and_check(cursor, start + j, pattern_word(start + j));
+      }
+    }
+  });
+}
 
 /// A kernel for bam::launch (or raw threads): each logical thread reads `per_thread`
 /// elements of `a`, in runs of `run` consecutive elements from random starts (so lines are

@@ -95,24 +95,10 @@ TEST(CacheWarp, CursorsKeepTheirPinWhileWalkingALineAndDropItAtTheEnd) {
   const array_ref<const std::uint64_t> ref = a.ref();
   const std::uint64_t walks = scaled(200, 25);
   const std::uint64_t walk = 24;  // elements per walk: spans two or three 64-element lines
-  std::atomic<std::uint64_t> wrong{0}, failed{0};
-  run_software_warps(warps, width, [&](unsigned lane, unsigned warp) {
-    rng g((warp + 1) * 1000 + lane);  // lanes walk different places, some shared by chance
-    for (std::uint64_t n = 0; n < walks; ++n) {
-      auto cursor = ref.reader();
-      const std::uint64_t start = g.below(words - walk);
-      for (std::uint64_t j = 0; j < walk; ++j) {
-        std::uint64_t v = 0;
-        if (!cursor.try_read(start + j, v).ok()) {
-          failed.fetch_add(1);
-        } else if (v != pattern_word(start + j)) {
-          wrong.fetch_add(1);
-        }
-      }
-    }
-  });
-  EXPECT_EQ(failed.load(), 0u);
-  EXPECT_EQ(wrong.load(), 0u);
+  read_tally tally;
+  walk_with_cursors(ref, words, warps, width, walks, walk, tally);
+  EXPECT_EQ(tally.failed.load(), 0u);
+  EXPECT_EQ(tally.wrong.load(), 0u) << "first at " << tally.first_wrong_index.load();
   const cache_stats s = a.stats();
   EXPECT_EQ(s.accesses, walks * walk * warps * width);
   EXPECT_GT(s.reused, s.accesses / 2) << "most accesses should reuse the cursor's pin";

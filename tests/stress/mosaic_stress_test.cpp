@@ -302,29 +302,16 @@ TEST_P(MosaicStress, SoftwareWarpCursorsWalkLinesAmongEvictions) {
   constexpr unsigned warps = 3, width = 8;
   const std::uint64_t walks = scaled(200, 25);
   const std::uint64_t walk = 24;  // elements per walk: spans two or three 64-element lines
-  std::atomic<std::uint64_t> wrong{0}, failed{0}, pages_dropped{0}, frames_dropped{0};
+  std::atomic<std::uint64_t> pages_dropped{0}, frames_dropped{0};
   std::atomic<bool> stop{false};
   std::thread evictor(evict_until, std::cref(r.cache()), std::cref(ref.slot()), ref.slot().pages,
                       std::cref(stop), 11u, std::ref(pages_dropped), std::ref(frames_dropped));
-  run_software_warps(warps, width, [&](unsigned lane, unsigned warp) {
-    rng g((warp + 1) * 1000 + lane);  // lanes walk different places, some shared by chance
-    for (std::uint64_t n = 0; n < walks; ++n) {
-      auto cursor = ref.reader();
-      const std::uint64_t start = g.below(words - walk);
-      for (std::uint64_t j = 0; j < walk; ++j) {
-        std::uint64_t v = 0;
-        if (!cursor.try_read(start + j, v).ok()) {
-          failed.fetch_add(1);
-        } else if (v != pattern_word(start + j)) {
-          wrong.fetch_add(1);
-        }
-      }
-    }
-  });
+  read_tally tally;
+  walk_with_cursors(ref, words, warps, width, walks, walk, tally);
   stop = true;
   evictor.join();
-  EXPECT_EQ(failed.load(), 0u);
-  EXPECT_EQ(wrong.load(), 0u);
+  EXPECT_EQ(tally.failed.load(), 0u);
+  EXPECT_EQ(tally.wrong.load(), 0u) << "first at " << tally.first_wrong_index.load();
   const cache_stats s = a.stats();
   EXPECT_EQ(s.accesses, walks * walk * warps * width);
   EXPECT_EQ(s.accesses, s.probes() + s.coalesced + s.reused);
@@ -349,24 +336,10 @@ TEST_P(MosaicStress, SoftwareWarpCursorsReuseTheirFramePinWhenTheDataFits) {
   constexpr unsigned warps = 3, width = 8;
   const std::uint64_t walks = scaled(200, 25);
   const std::uint64_t walk = 24;
-  std::atomic<std::uint64_t> wrong{0}, failed{0};
-  run_software_warps(warps, width, [&](unsigned lane, unsigned warp) {
-    rng g((warp + 1) * 1000 + lane);
-    for (std::uint64_t n = 0; n < walks; ++n) {
-      auto cursor = ref.reader();
-      const std::uint64_t start = g.below(words - walk);
-      for (std::uint64_t j = 0; j < walk; ++j) {
-        std::uint64_t v = 0;
-        if (!cursor.try_read(start + j, v).ok()) {
-          failed.fetch_add(1);
-        } else if (v != pattern_word(start + j)) {
-          wrong.fetch_add(1);
-        }
-      }
-    }
-  });
-  EXPECT_EQ(failed.load(), 0u);
-  EXPECT_EQ(wrong.load(), 0u);
+  read_tally tally;
+  walk_with_cursors(ref, words, warps, width, walks, walk, tally);
+  EXPECT_EQ(tally.failed.load(), 0u);
+  EXPECT_EQ(tally.wrong.load(), 0u) << "first at " << tally.first_wrong_index.load();
   const cache_stats s = a.stats();
   EXPECT_EQ(s.accesses, walks * walk * warps * width);
   EXPECT_EQ(s.accesses, s.probes() + s.coalesced + s.reused);
