@@ -36,6 +36,7 @@
 #include <bam/cache/mosaic/gpu_compaction_agent.hpp>
 
 #include "compaction_workload.hpp"
+#include "gpu_frame_checks.cuh"
 #include "gpu_test.cuh"
 
 namespace bam::gpu_test {
@@ -253,31 +254,6 @@ void watch(checker& c, gpu_runtime& rt, const gpu_compaction_agent& agent,
   wait_or_exit(c, rt, what);  // at once; a failed launch ends the process
 }
 
-/// Nothing may be left protecting or holding a frame once every access has finished, and the
-/// tenant's frame count must match the frames that name it.
-void expect_frames_at_rest(checker& c, gpu_runtime& rt, const page_cache& cache,
-                           const array<std::uint64_t>& a, const std::string& what) {
-  const page_cache_ref ref = cache.ref();
-  const cache::mosaic::frame_pool_view p = ref.frames();
-  const std::vector<std::uint64_t> states = download(rt, p.state, p.geometry.frames);
-  std::uint64_t pins = 0, held = 0;
-  for (const std::uint64_t s : states) {
-    pins += cache::mosaic::frame_pins(s);
-    held += (s & cache::mosaic::frame_bits::held) != 0;
-  }
-  c.equal(pins, std::uint64_t{0}, what + ": frame pins left");
-  c.equal(held, std::uint64_t{0}, what + ": frames left held");
-  if (p.epoch_slot_count != 0) {
-    const std::vector<std::uint64_t> slots = download(rt, p.epoch_slots, p.epoch_slot_count);
-    const auto announced = static_cast<std::uint64_t>(
-        std::count_if(slots.begin(), slots.end(), [](std::uint64_t v) { return v != 0; }));
-    c.equal(announced, std::uint64_t{0}, what + ": epoch reader slots left announced");
-  }
-  const std::uint32_t counted = download(rt, a.ref().slot().frames_held, 1)[0];
-  c.equal(std::uint64_t{counted}, a.frame_stats().frames_held(),
-          what + ": the tenant's frame count vs the frames that name it");
-}
-
 /// After flush the image holds expected_word at every element.
 void expect_image(checker& c, gpu_runtime& rt, const backing_store& image, const workload::shape& s,
                   const std::string& what) {
@@ -420,7 +396,7 @@ void run_case(checker& c, const test_options& o, pinning_kind k) {
     rt.check();
     rt.stop();
 
-    expect_frames_at_rest(c, rt, cache, a, what);
+    expect_frames_at_rest(c, rt, cache, a, a.ref().slot().frames_held, what);
     try {
       a.check();
     } catch (const std::exception& e) {

@@ -41,6 +41,7 @@
 #include <bam/platform/backoff.hpp>
 #include <bam/platform/clock.hpp>
 
+#include "gpu_frame_checks.cuh"
 #include "gpu_test.cuh"
 
 namespace bam::gpu_test {
@@ -415,31 +416,6 @@ void expect_clean(checker& c, const report& r, const std::string& what) {
   }
 }
 
-/// Nothing may be left protecting or holding a frame once every access has finished, and the
-/// tenant's frame count must match the frames that name it.
-void expect_frames_at_rest(checker& c, gpu_runtime& rt, const page_cache& cache,
-                           const array<std::uint64_t>& a, const array_ref<std::uint64_t>& ref,
-                           const std::string& what) {
-  const cache::mosaic::frame_pool_view p = cache.ref().frames();  // ref() is a temporary
-  const std::vector<std::uint64_t> states = download(rt, p.state, p.geometry.frames);
-  std::uint64_t pins = 0, held = 0;
-  for (const std::uint64_t s : states) {
-    pins += cache::mosaic::frame_pins(s);
-    held += (s & cache::mosaic::frame_bits::held) != 0;
-  }
-  c.equal(pins, std::uint64_t{0}, what + ": frame pins left");
-  c.equal(held, std::uint64_t{0}, what + ": frames left held");
-  if (p.epoch_slot_count != 0) {
-    const std::vector<std::uint64_t> slots = download(rt, p.epoch_slots, p.epoch_slot_count);
-    const auto announced = static_cast<std::uint64_t>(
-        std::count_if(slots.begin(), slots.end(), [](std::uint64_t v) { return v != 0; }));
-    c.equal(announced, std::uint64_t{0}, what + ": epoch reader slots left announced");
-  }
-  const std::uint32_t counted = download(rt, ref.slot().frames_held, 1)[0];
-  c.equal(std::uint64_t{counted}, a.frame_stats().frames_held(),
-          what + ": the tenant's frame count vs the frames that name it");
-}
-
 /// After flush, the image holds the written even elements and the pattern's odd ones.
 void expect_image(checker& c, gpu_runtime& rt, const backing_store& image, std::uint64_t elements,
                   const std::vector<std::uint8_t>& store_failed, const std::string& what) {
@@ -779,7 +755,7 @@ void run_case(checker& c, controller_placement placement, const options& o,
     c.equal(st.accesses, r1.reads + r1.writes + r2.reads, what + ": accesses counted");
     c.equal(st.accesses, st.hits + st.misses + st.coalesced,
             what + ": accesses = hits + misses + coalesced");
-    expect_frames_at_rest(c, rt, cache, a, ref, what);
+    expect_frames_at_rest(c, rt, cache, a, ref.slot().frames_held, what);
     try {
       a.check();
     } catch (const std::exception& e) {
