@@ -36,7 +36,7 @@
 #include <bam/cache/mosaic/gpu_compaction_agent.hpp>
 
 #include "compaction_workload.hpp"
-#include "gpu_frame_checks.cuh"
+#include "gpu_mosaic_support.cuh"
 #include "gpu_test.cuh"
 
 namespace bam::gpu_test {
@@ -181,18 +181,6 @@ std::uint64_t lines_for(const test_options& o, std::uint32_t& frame_percent) {
   return lines;
 }
 
-storage_config storage_for(controller_placement p) {
-  storage_config c;
-  const bool on_gpu = p == controller_placement::gpu_kernel;
-  c.devices = on_gpu ? 2 : 1;
-  c.queues_per_device = on_gpu ? 32 : 8;
-  c.queue_depth = on_gpu ? 256 : 64;
-  c.model = device_model::unlimited();
-  c.placement = p;
-  c.timeout_ns = 10'000'000'000ull;  // a stuck command fails its access, with its reason
-  return c;
-}
-
 /// The workload's image in `kind` memory (set-up only).
 std::shared_ptr<backing_store> image_for(const workload::shape& s, memory_kind kind,
                                          gpu_runtime& rt) {
@@ -306,7 +294,7 @@ void run_case(checker& c, const test_options& o, pinning_kind k) {
     const cache::mosaic::frame_geometry g = cache.ref().frames().geometry;
     const bool device_image = o.device_image && o.placement == controller_placement::gpu_kernel;
     auto image = image_for(s, device_image ? memory_kind::device : memory_kind::pinned, rt);
-    emulated_storage ssd(storage_for(o.placement), image, &rt);
+    emulated_storage ssd(dense_test_storage(o.placement), image, &rt);
     array<std::uint64_t> a(cache, ssd.ref(), {.name = "splintered", .dense = true});
     // Three reports: set-up, readers and writers, verify. GPU memory, copied out after each.
     const device_memory reports(3 * sizeof(workload::report));

@@ -41,7 +41,7 @@
 #include <bam/platform/backoff.hpp>
 #include <bam/platform/clock.hpp>
 
-#include "gpu_frame_checks.cuh"
+#include "gpu_mosaic_support.cuh"
 #include "gpu_test.cuh"
 
 namespace bam::gpu_test {
@@ -380,14 +380,7 @@ std::uint64_t lines_for(const shape& s) {
 }
 
 storage_config storage_for(controller_placement p, const stress_options& so) {
-  storage_config c;
-  const bool on_gpu = p == controller_placement::gpu_kernel;
-  c.devices = on_gpu ? 2 : 1;
-  c.queues_per_device = on_gpu ? 32 : 8;
-  c.queue_depth = on_gpu ? 256 : 64;
-  c.model = device_model::unlimited();
-  c.placement = p;
-  c.timeout_ns = 10'000'000'000ull;  // a stuck command fails its access, with its reason
+  storage_config c = dense_test_storage(p);
   if (so.stop_poll_us != 0) c.controller.stop_poll_ns = std::uint64_t{so.stop_poll_us} * 1000;
   return c;
 }

@@ -21,6 +21,7 @@
 
 #include "compaction_workload.hpp"
 #include "mosaic_rig.hpp"
+#include "mosaic_stress_cases.hpp"
 #include "stress_support.hpp"
 
 namespace {
@@ -28,17 +29,11 @@ namespace {
 using namespace bam;
 using bam::testing::scaled;
 using namespace bam::cache::mosaic;
+using bam::stress::case_name;
+using bam::stress::pinnings_and_modes;
+using bam::stress::stress_case;
 namespace workload = bam::testing::compaction;
 using bam::testing::mosaic::rig;
-
-struct stress_case {
-  pinning_kind pinning;
-  cache_mode mode;
-};
-
-std::string case_name(const ::testing::TestParamInfo<stress_case>& info) {
-  return std::string(to_string(info.param.pinning)) + "_" + to_string(info.param.mode);
-}
 
 /// 2,048 lines of 512 B, half of them in 16 frames of 64 lines; owner checks on.
 cache_config cache_for(const stress_case& c) {
@@ -155,12 +150,6 @@ TEST_P(CompactionAgentStress, ReadersAndWritersBesideTheAgentReadTheirBytesWhile
   ::testing::Test::RecordProperty("misses", std::to_string(stats.misses));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    PinningsAndModes, CompactionAgentStress,
-    ::testing::Values(stress_case{pinning_kind::frame_pins, cache_mode::naive},
-                      stress_case{pinning_kind::frame_pins, cache_mode::optimized},
-                      stress_case{pinning_kind::epochs, cache_mode::naive},
-                      stress_case{pinning_kind::epochs, cache_mode::optimized}),
-    case_name);
+INSTANTIATE_TEST_SUITE_P(PinningsAndModes, CompactionAgentStress, pinnings_and_modes(), case_name);
 
 }  // namespace

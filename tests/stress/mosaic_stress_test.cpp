@@ -17,6 +17,7 @@
 
 #include "cache_stress_support.hpp"
 #include "mosaic_rig.hpp"
+#include "mosaic_stress_cases.hpp"
 #include "software_warp.hpp"
 
 namespace {
@@ -25,15 +26,6 @@ using namespace bam;
 using namespace bam::stress;
 using bam::cache::mosaic::dense_cache_ref;
 using bam::testing::run_software_warps;
-
-struct stress_case {
-  pinning_kind pinning;
-  cache_mode mode;
-};
-
-std::string case_name(const ::testing::TestParamInfo<stress_case>& info) {
-  return std::string(to_string(info.param.pinning)) + "_" + to_string(info.param.mode);
-}
 
 /// The cache's victim timeout: 120 s, or BAM_STRESS_VICTIM_MS milliseconds from the
 /// environment (a short one makes a wait that can only end by its deadline show as a failure).
@@ -698,12 +690,6 @@ TEST_P(MosaicStress, CompactionAmongSplintersPromotionsWritersAndDropsNeverSeesW
   expect_file_holds(file, expected, pages_dropped.load(), frames_dropped.load());
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    PinningsAndModes, MosaicStress,
-    ::testing::Values(stress_case{pinning_kind::frame_pins, cache_mode::naive},
-                      stress_case{pinning_kind::frame_pins, cache_mode::optimized},
-                      stress_case{pinning_kind::epochs, cache_mode::naive},
-                      stress_case{pinning_kind::epochs, cache_mode::optimized}),
-    case_name);
+INSTANTIATE_TEST_SUITE_P(PinningsAndModes, MosaicStress, pinnings_and_modes(), case_name);
 
 }  // namespace

@@ -1,5 +1,6 @@
 #pragma once
-// Checks on a two_level cache's frame table after a GPU test's accesses have finished.
+// What the dense-cache GPU tests share: their emulated storage, and the checks on a two_level
+// cache's frame table once their accesses have finished.
 
 #include <algorithm>
 #include <cstdint>
@@ -8,10 +9,25 @@
 
 #include <bam/array.hpp>
 #include <bam/cache/mosaic/large_entry.hpp>
+#include <bam/storage/emulated_storage.hpp>
 
 #include "gpu_test.cuh"
 
 namespace bam::gpu_test {
+
+/// Storage with no latency model for a controller placed at `p`: on the GPU 2 devices of 32
+/// queues of 256 entries, on a host thread 1 of 8 of 64; a stuck command fails its access.
+inline storage_config dense_test_storage(controller_placement p) {
+  storage_config c;
+  const bool on_gpu = p == controller_placement::gpu_kernel;
+  c.devices = on_gpu ? 2 : 1;
+  c.queues_per_device = on_gpu ? 32 : 8;
+  c.queue_depth = on_gpu ? 256 : 64;
+  c.model = device_model::unlimited();
+  c.placement = p;
+  c.timeout_ns = 10'000'000'000ull;  // a stuck command fails its access, with its reason
+  return c;
+}
 
 /// Nothing may be left protecting or holding a frame once every access has finished, and the
 /// tenant's frame count (`frames_held`, in GPU memory) must match the frames that name `a`.
