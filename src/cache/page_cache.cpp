@@ -45,6 +45,7 @@ cache_stats& cache_stats::operator+=(const cache_stats& o) {
   coalesces += o.coalesces;
   splinters += o.splinters;
   bytes_compacted += o.bytes_compacted;
+  fills += o.fills;
   return *this;
 }
 
@@ -74,6 +75,7 @@ void check_config(const cache_config& c) {
     }
     if (c.frame_percent == 0 || c.frame_percent > 100) bad("frame_percent must be 1..100");
     if (c.promote_percent == 0 || c.promote_percent > 100) bad("promote_percent must be 1..100");
+    if (c.fill_percent > 100) bad("fill_percent must be 0..100");
     if (c.splinter_percent >= c.promote_percent) {
       // A piece splintered at this residency would be promoted again at once.
       bad("splinter_percent (" + std::to_string(c.splinter_percent) +
@@ -242,6 +244,12 @@ void page_cache::init_frames() {
   f.check_owner = m.config.check_frame_owners;
   f.splinter_percent = m.config.splinter_percent;
   f.promote_percent = m.config.promote_percent;
+  f.fill_slots =
+      m.config.fill_percent == 0
+          ? 0
+          : std::max<std::uint32_t>(
+                1u, static_cast<std::uint32_t>(std::uint64_t{f.geometry.lines_per_frame} *
+                                               m.config.fill_percent / 100));
   const std::uint64_t frames = f.geometry.frames;
   const std::uint64_t words = frames * f.geometry.words_per_frame;
   f.state = static_cast<std::uint64_t*>(m.alloc(frames * 8));

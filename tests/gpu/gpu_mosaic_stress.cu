@@ -13,7 +13,7 @@
 //
 //   gpu_mosaic_stress [--placement gpu_kernel|host_thread|both] [--small] [--grid BLOCKS]
 //                     [--stall-s SECONDS] [--controller-stop-poll-us US]
-//                     [--image device|pinned] [--reports device|pinned]
+//                     [--image device|pinned] [--reports device|pinned] [--fill-percent P]
 //     --grid BLOCKS     blocks of every launch instead of the shape's (the cache is sized by it)
 //     --stall-s SECONDS how long no counter may move before a launch counts as stuck (60)
 //     --controller-stop-poll-us US  how often the GPU controller reads its stop flag in host
@@ -22,6 +22,7 @@
 //                       default, pinned, has the controller copy every line over PCIe)
 //     --reports device  the launches' counters in GPU memory, copied out to look (the default,
 //                       pinned, is mapped host memory that every thread adds to)
+//     --fill-percent P  pieces that reach P% residency load the rest at once (default 0: off)
 
 #include <algorithm>
 #include <chrono>
@@ -343,6 +344,7 @@ struct stress_options {
   std::uint32_t stop_poll_us = 0;  ///< 0: the storage default
   bool device_image = false;       ///< --image device (gpu_kernel placement)
   bool device_reports = false;     ///< --reports device
+  std::uint32_t fill_percent = 0;  ///< --fill-percent (cache_config::fill_percent)
 };
 
 struct shape {
@@ -599,6 +601,7 @@ void run_case(checker& c, controller_placement placement, const options& o,
                               .pinning = k.pinning,
                               .frame_bytes = k.frame_bytes,
                               .frame_percent = 50,
+                              .fill_percent = so.fill_percent,
                               .check_frame_owners = true};
     page_cache cache(config, rt);
     const std::uint32_t lanes = cache.warp_width();
@@ -789,6 +792,8 @@ stress_options take_stress_options(std::vector<char*>& args) {
       so.stall = std::chrono::seconds(number(i));
     } else if (a == "--controller-stop-poll-us") {
       so.stop_poll_us = number(i);
+    } else if (a == "--fill-percent") {
+      so.fill_percent = number(i);
     } else if (a == "--image" || a == "--reports") {
       const std::string v = i + 1 < args.size() ? args[i + 1] : "";
       if (v != "device" && v != "pinned") throw input_error(a + " needs device or pinned");

@@ -52,7 +52,7 @@ TEST(CacheStatsFigures, AddingSumsEveryCounter) {
       &cache_stats::bytes_requested, &cache_stats::bytes_moved,
       &cache_stats::errors,          &cache_stats::bytes_fetched,
       &cache_stats::coalesces,       &cache_stats::splinters,
-      &cache_stats::bytes_compacted};
+      &cache_stats::bytes_compacted, &cache_stats::fills};
   static_assert(sizeof(all) / sizeof(all[0]) * 8 == sizeof(cache_stats), "a counter is missing");
   std::uint64_t k = 1;
   for (auto m : all) {

@@ -151,6 +151,7 @@ TEST(TenantStudy, JsonCarriesTheStudysFields) {
                             "\"misses\":",
                             "\"bytes_fetched\":",
                             "\"bytes_compacted\":",
+                            "\"fills\":",
                             "\"verified\":",
                             "\"samples\":"}) {
     EXPECT_NE(text.find(field), std::string::npos) << field;

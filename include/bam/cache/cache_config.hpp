@@ -61,6 +61,11 @@ struct cache_config {
   /// two_level: a splintered piece holding more than this percentage of a frame's slots is
   /// coalesced again into a frame of its own (promotion).
   std::uint32_t promote_percent = 50;
+  /// two_level: when a demand load brings a coalesced piece to this percentage of its frame's
+  /// slots (at least one), the loader loads the rest of the piece at once, in commands of up
+  /// to two memory pages instead of one per base page (docs/mosaic.md, "Fill"). 0 (the
+  /// default) keeps pure demand loading: only pages that are touched are read.
+  std::uint32_t fill_percent = 0;
   /// Epoch reader slots (epochs): 0 picks 4096 on the CPU, every resident thread on a GPU.
   std::uint32_t epoch_slots = 0;
   /// two_level: every hit on a coalesced piece checks that its frame's owner is the reading

@@ -33,6 +33,7 @@ struct cache_stats {
   std::uint64_t coalesces = 0;        ///< pieces given a whole frame (coalesced)
   std::uint64_t splinters = 0;        ///< coalesced pieces turned back into base pages
   std::uint64_t bytes_compacted = 0;  ///< bytes moved between frames by compaction
+  std::uint64_t fills = 0;            ///< coalesced pieces whose missing pages were loaded at once
 
   [[nodiscard]] std::uint64_t probes() const { return hits + misses; }
   [[nodiscard]] std::uint64_t io_commands() const { return loads + write_backs + read_through; }

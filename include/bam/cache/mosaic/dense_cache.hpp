@@ -33,6 +33,11 @@
 /// pieces out of a tenant's sparsest shared frame into its fullest other one and frees the
 /// frame left empty.
 ///
+/// Fill: once a coalesced piece holds frame_pool_view::fill_slots pages, the loader whose page
+/// got it there loads every other page of the piece that is not resident, in commands of up to
+/// two memory pages (fill_piece): dense use of a piece is then paid in a few large commands
+/// instead of one per base page, which is what a device (and PCIe) serves best.
+///
 /// Tenants: a dense array is a tenant; a frame serves one tenant at a time and is written back
 /// and its bitmaps and owner cleared before another gets it. A tenant with a frame quota that
 /// holds its quota evicts one of its own frames to reserve another. With check_owner (debug
@@ -64,6 +69,11 @@ class dense_cache_ref {
   /// reopens the frame and looks for another: pins held that long belong to readers that may
   /// themselves wait (a cursor's pin, kept while its warp waits for the reserving lane).
   static constexpr std::uint64_t victim_drain_ns = 100'000;
+  /// Most commands a fill (fill_piece) keeps in flight at once (fewer when the device set has
+  /// fewer queues per device).
+  static constexpr std::uint32_t fill_batch = 32;
+  /// Bitmap words a fill takes at once (4,096 slots: a 2 MiB frame of 512 B lines).
+  static constexpr std::uint32_t fill_words = 64;
 
   /// A view: `cache` must outlive it. It keeps references, not copies, so that a kernel whose
   /// functor holds the page_cache_ref (in parameter space) reads its fields there: a copy in
@@ -272,6 +282,9 @@ class dense_cache_ref {
   BAM_HD bool wait_not_busy(std::uint32_t frame, std::uint64_t deadline_ns) const;
   BAM_HD bool write_back_dirty(const array_slot& owner, std::uint64_t piece,
                                std::uint32_t frame) const;
+  /// Writes back page `page` of `a` from its slot of `frame`, whose caller holds it, and clears
+  /// its dirty bit; false (recorded) when the write fails.
+  BAM_HD bool write_back_page(const array_slot& a, std::uint64_t page, std::uint32_t frame) const;
   BAM_HD void retire(std::uint32_t frame) const;
   BAM_HD const array_slot* tenant_slot(std::uint32_t tenant, std::uint64_t piece) const;
   BAM_HD bool hosts_page_of(std::uint32_t shared, std::uint32_t k, std::uint64_t piece) const;
@@ -296,6 +309,27 @@ class dense_cache_ref {
   BAM_HD void abandon_move(const array_slot& a, std::uint64_t piece, std::uint64_t from) const;
   BAM_HD bool free_if_empty(const array_slot& a, std::uint32_t frame) const;
   BAM_HD std::uint64_t give_up_at(const array_slot* a) const;
+  /// Fill: whether a load that found `resident_before` pages in its frame brings the piece to
+  /// frame_pool_view::fill_slots (one loader per piece gets there).
+  BAM_HD bool fill_due(std::uint32_t resident_before) const;
+  /// Loads every page of coalesced piece `piece` (entry `e`) that is neither resident nor being
+  /// loaded, in runs of consecutive slots, one command of up to two memory pages per run and up
+  /// to fill_batch commands in flight. Unprotected; takes the busy bits of up to fill_words
+  /// words at once under a protection of its own, and stops when the entry changed or a
+  /// command failed. Errors are not
+  /// recorded: the pages stay empty, and a reader that needs one meets the error on its own load.
+  BAM_HD void fill_piece(const array_slot& a, std::uint64_t piece, std::uint64_t e) const;
+  /// fill_piece's slots of bitmap words [first, first + words), into `mine`: under one
+  /// protection, the busy bits of the slots that were neither resident nor busy. False (and
+  /// nothing taken) when the entry is no longer `e`.
+  BAM_HD bool fill_take(const array_slot& a, std::uint64_t piece, std::uint64_t e,
+                        std::uint32_t first, std::uint32_t words, std::uint64_t* mine) const;
+  /// How many of `lines` consecutive slots from `slot` (page `page`) one command can read.
+  BAM_HD std::uint32_t fill_run(const array_slot& a, std::uint64_t page, std::uint32_t slot,
+                                std::uint32_t lines, std::uint32_t frame) const;
+  BAM_HD io_status fill_submit(const array_slot& a, std::uint64_t page, std::uint32_t slot,
+                               std::uint32_t lines, std::uint32_t frame, std::uint32_t queue,
+                               io_issued& issued, std::uint64_t& bytes) const;
 
   const page_cache_ref& cache_;
   const frame_pool_view& pool_;
@@ -306,3 +340,4 @@ class dense_cache_ref {
 
 #include <bam/cache/mosaic/detail/compaction.inl>
 #include <bam/cache/mosaic/detail/dense_cache.inl>
+#include <bam/cache/mosaic/detail/fill.inl>

@@ -47,6 +47,9 @@ struct frame_pool_view {
   /// cache_config::promote_percent: a splintered piece holding more than this share of the
   /// slots in its shared frame is coalesced again.
   std::uint32_t promote_percent = 50;
+  /// cache_config::fill_percent as slots: a coalesced piece that reaches this many resident
+  /// pages by a demand load gets the rest loaded at once (dense_cache_ref::fill_piece); 0: never.
+  std::uint32_t fill_slots = 0;
 
   [[nodiscard]] BAM_HD bool enabled() const { return geometry.frames != 0; }
   /// The word of `bits` (resident, busy or dirty) holding slot `slot` of `frame`.

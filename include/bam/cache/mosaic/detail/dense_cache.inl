@@ -263,8 +263,15 @@ BAM_HD acquire_result dense_cache_ref::acquire_then(const array_slot& a, std::ui
         // release: the slot's data, read by the command, before the resident bit.
         resident.fetch_or(bit, order::release);
         // relaxed: statistics and a CLOCK hint.
-        atomic_ref<std::uint32_t>(pool_.resident_count[frame]).fetch_add(1u, order::relaxed);
+        const std::uint32_t resident_before =
+            atomic_ref<std::uint32_t>(pool_.resident_count[frame]).fetch_add(1u, order::relaxed);
         atomic_ref<std::uint32_t>(pool_.referenced[frame]).store(1u, order::relaxed);
+        // The load that makes the piece dense enough loads the rest of it, unprotected, once
+        // its own access is served (its warp-mates may be waiting for that).
+        const bool fill = fill_due(resident_before);
+        if constexpr (std::is_same_v<std::decay_t<Use>, detail::keep_protection>) {
+          if (fill) fill_piece(a, piece, guard.entry);  // we return protected: fill first
+        }
         // Our access is served before the busy bit goes, which keeps the frame from being
         // emptied (eviction drains busy bits): going round the loop instead lets an evictor
         // close the entry between our load and our read, and where evictions are slow and
@@ -281,6 +288,9 @@ BAM_HD acquire_result dense_cache_ref::acquire_then(const array_slot& a, std::ui
             return wrong_owner(a, page);
           }
           use(line);
+          if constexpr (!std::is_same_v<std::decay_t<Use>, detail::keep_protection>) {
+            if (fill) fill_piece(a, piece, loaded_entry);  // `use` released
+          }
           return {line, {}, probe_kind::miss};
         }
         if (again == enter_result::protected_frame) release(guard);
@@ -288,6 +298,7 @@ BAM_HD acquire_result dense_cache_ref::acquire_then(const array_slot& a, std::ui
           guard = frame_guard{.entry = loaded_entry, .slot = guard.slot, .pins = 0};
           use(line);  // ends with release(guard): no pin to give back, no announcement left
           busy.fetch_and(~bit, order::release);  // release: as above, after our use
+          if (fill) fill_piece(a, piece, loaded_entry);
           return {line, {}, probe_kind::miss};
         }
         busy.fetch_and(~bit, order::release);  // release: as above
@@ -1144,7 +1155,6 @@ BAM_HD inline bool dense_cache_ref::drop_page(const array_slot& a, std::uint64_t
   const std::uint64_t e = entry.load(order::seq_cst);  // seq_cst: see the busy pairing below
   if (!entry_coalesced(e) || entry_splintered(e)) return false;
   const std::uint32_t frame = entry_frame(e);
-  const auto line = static_cast<std::uint32_t>(pool_.geometry.line_of(frame, slot));
   atomic_ref<std::uint64_t> resident(pool_.word(pool_.resident, frame, slot));
   atomic_ref<std::uint64_t> dirty(pool_.word(pool_.dirty, frame, slot));
   if (pool_.pinning == pinning_kind::frame_pins) {
@@ -1158,7 +1168,10 @@ BAM_HD inline bool dense_cache_ref::drop_page(const array_slot& a, std::uint64_t
         (atomic_ref<std::uint64_t>(pool_.word(pool_.busy, frame, slot)).load(order::seq_cst) &
          bit) != 0;
     if (!busy && (resident.load(order::relaxed) & bit)) {
-      dropped = !(dirty.load(order::relaxed) & bit) || write_back_dirty(a, piece_of(page), frame);
+      // Our page alone: a loader whose pin failed because we hold the frame may be serving a
+      // store into its own slot under its busy bit (acquire_then), and writing that slot back
+      // now, then clearing its dirty bit, would lose the store.
+      dropped = !(dirty.load(order::relaxed) & bit) || write_back_page(a, page, frame);
       if (dropped) {
         resident.fetch_and(~bit, order::relaxed);  // relaxed: published by reopen
         atomic_ref<std::uint32_t>(pool_.resident_count[frame]).fetch_sub(1u, order::relaxed);
@@ -1179,17 +1192,7 @@ BAM_HD inline bool dense_cache_ref::drop_page(const array_slot& a, std::uint64_t
     if (pinning_.quiesce(give_up_at(&a))) {
       dropped = true;
       // acquire: writers' dirty bits, released by their epoch exits, were read by the scan.
-      if (dirty.load(order::acquire) & bit) {
-        io_where where;
-        const io_status s = cache_.line_io(nvme::io_opcode::write, a, page, line, frame, where);
-        if (s.ok()) {
-          dirty.fetch_and(~bit, order::relaxed);  // relaxed: the busy release below publishes
-        } else {
-          a.errors->record(error_kind::write_back, s, where.device, where.queue, where.command_id,
-                           where.lba, page);
-          dropped = false;
-        }
-      }
+      if (dirty.load(order::acquire) & bit) dropped = write_back_page(a, page, frame);
     }
     if (dropped) {
       atomic_ref<std::uint32_t>(pool_.resident_count[frame]).fetch_sub(1u, order::relaxed);
@@ -1199,6 +1202,23 @@ BAM_HD inline bool dense_cache_ref::drop_page(const array_slot& a, std::uint64_t
   }
   busy.fetch_and(~bit, order::release);  // release: ends our hold of the slot
   return dropped;
+}
+
+BAM_HD inline bool dense_cache_ref::write_back_page(const array_slot& a, std::uint64_t page,
+                                                    std::uint32_t frame) const {
+  const std::uint32_t slot = slot_of(page);
+  const auto line = static_cast<std::uint32_t>(pool_.geometry.line_of(frame, slot));
+  io_where where;
+  const io_status s = cache_.line_io(nvme::io_opcode::write, a, page, line, frame, where);
+  if (!s.ok()) {
+    a.errors->record(error_kind::write_back, s, where.device, where.queue, where.command_id,
+                     where.lba, page);
+    return false;
+  }
+  // relaxed: the caller holds the page (the frame, or the slot's busy bit) and publishes.
+  atomic_ref<std::uint64_t>(pool_.word(pool_.dirty, frame, slot))
+      .fetch_and(~frame_pool_view::bit(slot), order::relaxed);
+  return true;
 }
 
 BAM_HD inline io_status dense_cache_ref::flush_frame(const array_slot& a,
