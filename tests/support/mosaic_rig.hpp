@@ -4,8 +4,11 @@
 /// names its index, a rig of emulated devices, a CPU stream and a two_level cache, and views
 /// of the cache's frame pool and of a dense array's large table.
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include <bam/array.hpp>
 #include <bam/cache.hpp>
@@ -16,6 +19,11 @@
 #include <bam/storage/emulated_storage.hpp>
 
 namespace bam::testing::mosaic {
+
+/// Names the cases of a test suite parameterized by pinning kind (INSTANTIATE_TEST_SUITE_P).
+inline std::string kind_name(const ::testing::TestParamInfo<pinning_kind>& info) {
+  return to_string(info.param);
+}
 
 /// The word at index `i` of a pattern image: distinct for every index and byte position.
 constexpr std::uint64_t word_at(std::uint64_t i) {

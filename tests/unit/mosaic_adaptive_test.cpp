@@ -20,6 +20,7 @@ using namespace bam::cache::mosaic;
 using bam::testing::mosaic::adaptive;
 using bam::testing::mosaic::adaptive_geometry;
 using bam::testing::mosaic::entry_of;
+using bam::testing::mosaic::kind_name;
 using bam::testing::mosaic::pattern_image;
 using bam::testing::mosaic::rig;
 using bam::testing::mosaic::word_at;
@@ -54,10 +55,6 @@ std::uint64_t sparse_reads(const array_ref<const std::uint64_t>& ref, std::uint6
 }
 
 class Adaptive : public ::testing::TestWithParam<pinning_kind> {};
-
-std::string kind_name(const ::testing::TestParamInfo<pinning_kind>& info) {
-  return to_string(info.param);
-}
 
 TEST_P(Adaptive, SparseRandomAccessEndsUpSplinteredAndKeepsMorePiecesThanFrames) {
   rig r(pattern_image(words), adaptive(GetParam()));

@@ -23,6 +23,7 @@ using namespace bam;
 using namespace bam::cache::mosaic;
 namespace workload = bam::testing::compaction;
 using bam::testing::mosaic::adaptive;
+using bam::testing::mosaic::kind_name;
 using bam::testing::mosaic::rig;
 
 using clock_type = std::chrono::steady_clock;
@@ -89,10 +90,6 @@ clock_type::duration run_agent_until(const page_cache_ref& cache, compaction_age
 }
 
 class CompactionAgent : public ::testing::TestWithParam<pinning_kind> {};
-
-std::string kind_name(const ::testing::TestParamInfo<pinning_kind>& info) {
-  return to_string(info.param);
-}
 
 TEST_P(CompactionAgent, FreesASharedFrameOnAThreadAndCountsWhatItMoved) {
   splintered t(GetParam(), 2);

@@ -24,6 +24,7 @@ using namespace bam::cache::mosaic;
 using bam::testing::mosaic::adaptive;
 using bam::testing::mosaic::adaptive_geometry;
 using bam::testing::mosaic::entry_of;
+using bam::testing::mosaic::kind_name;
 using bam::testing::mosaic::pattern_image;
 using bam::testing::mosaic::rig;
 using bam::testing::mosaic::word_at;
@@ -116,10 +117,6 @@ struct two_shared {
 };
 
 class Compaction : public ::testing::TestWithParam<pinning_kind> {};
-
-std::string kind_name(const ::testing::TestParamInfo<pinning_kind>& info) {
-  return to_string(info.param);
-}
 
 TEST_P(Compaction, EmptiesASparseSharedFrameIntoAnotherAndFreesIt) {
   two_shared t(GetParam());

@@ -20,6 +20,7 @@ namespace {
 using namespace bam;
 using namespace bam::cache::mosaic;
 using bam::testing::mosaic::entry_of;
+using bam::testing::mosaic::kind_name;
 using bam::testing::mosaic::pattern_image;
 using bam::testing::mosaic::rig;
 using bam::testing::mosaic::two_level;
@@ -37,10 +38,6 @@ std::vector<std::uint64_t> pattern(std::uint64_t first, std::uint64_t count) {
 }
 
 class DenseCache : public ::testing::TestWithParam<pinning_kind> {};
-
-std::string kind_name(const ::testing::TestParamInfo<pinning_kind>& info) {
-  return to_string(info.param);
-}
 
 TEST_P(DenseCache, TheFrameGeometryFollowsTheConfiguration) {
   rig r(pattern_image(1024), two_level(GetParam()));

@@ -15,6 +15,7 @@ namespace {
 using namespace bam;
 using namespace bam::cache::mosaic;
 using bam::testing::mosaic::entry_of;
+using bam::testing::mosaic::kind_name;
 using bam::testing::mosaic::pattern_image;
 using bam::testing::mosaic::rig;
 using bam::testing::mosaic::two_level;
@@ -45,10 +46,6 @@ std::uint32_t resident_pages(const rig& r, const array<T>& a, std::uint64_t piec
 }
 
 class DenseFill : public ::testing::TestWithParam<pinning_kind> {};
-
-std::string kind_name(const ::testing::TestParamInfo<pinning_kind>& info) {
-  return to_string(info.param);
-}
 
 TEST_P(DenseFill, TheLoadThatReachesTheThresholdLoadsTheRestOfThePiece) {
   rig r(pattern_image(4 * words_per_piece), filling(GetParam(), 25));  // 2 of 8 slots

@@ -127,10 +127,12 @@ class page_cache_ref {
   /// line_io's first half: issues the command without waiting. On success it is in flight
   /// and the caller keeps `line` (and its PRP list) untouched until line_io_finish(out); on
   /// failure nothing is in flight. `hint` picks the queue (hint % queues per device); a caller
-  /// holding several commands follows device_io_submit's rule on queues.
+  /// holding several commands follows device_io_submit's rule on queues. `lines` > 1 moves
+  /// pages page.. into lines line.. in one command: the lines must be adjacent, in one stripe,
+  /// and span at most two memory pages (only `line`'s PRP list is there).
   BAM_HD io_status line_io_submit(nvme::io_opcode op, const array_slot& a, std::uint64_t page,
-                                  std::uint32_t line, std::uint32_t hint,
-                                  line_io_issued& out) const;
+                                  std::uint32_t line, std::uint32_t hint, line_io_issued& out,
+                                  std::uint32_t lines = 1) const;
   /// line_io's second half: waits for the command and counts it as line_io does.
   BAM_HD io_status line_io_finish(const array_slot& a, const line_io_issued& issued) const;
 

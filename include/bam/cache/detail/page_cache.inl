@@ -209,12 +209,12 @@ BAM_HD inline io_status page_cache_ref::line_io(nvme::io_opcode op, const array_
 
 BAM_HD inline io_status page_cache_ref::line_io_submit(nvme::io_opcode op, const array_slot& a,
                                                        std::uint64_t page, std::uint32_t line,
-                                                       std::uint32_t hint,
-                                                       line_io_issued& out) const {
+                                                       std::uint32_t hint, line_io_issued& out,
+                                                       std::uint32_t lines) const {
   const std::uint64_t set_byte = (a.first_line + page) << line_shift_;
-  std::uint64_t bytes = line_bytes_;
+  std::uint64_t bytes = std::uint64_t{lines} << line_shift_;
   if (set_byte + bytes > a.set.capacity_bytes) {
-    // The set ends inside this line: move whole blocks up to its end.
+    // The set ends inside the last line: move whole blocks up to its end.
     const std::uint64_t block = a.set.block_bytes;
     bytes = (a.set.capacity_bytes - set_byte + block - 1) / block * block;
   }

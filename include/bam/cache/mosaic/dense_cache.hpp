@@ -327,9 +327,6 @@ class dense_cache_ref {
   /// How many of `lines` consecutive slots from `slot` (page `page`) one command can read.
   BAM_HD std::uint32_t fill_run(const array_slot& a, std::uint64_t page, std::uint32_t slot,
                                 std::uint32_t lines, std::uint32_t frame) const;
-  BAM_HD io_status fill_submit(const array_slot& a, std::uint64_t page, std::uint32_t slot,
-                               std::uint32_t lines, std::uint32_t frame, std::uint32_t queue,
-                               io_issued& issued, std::uint64_t& bytes) const;
 
   const page_cache_ref& cache_;
   const frame_pool_view& pool_;

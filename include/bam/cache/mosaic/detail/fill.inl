@@ -7,7 +7,6 @@
 
 #include <bam/cache/mosaic/dense_cache.hpp>
 #include <bam/platform/atomic.hpp>
-#include <bam/storage/io.hpp>
 
 namespace bam::cache::mosaic {
 
@@ -35,28 +34,6 @@ BAM_HD inline std::uint32_t dense_cache_ref::fill_run(const array_slot& a, std::
   const std::uint64_t fit = room / line_bytes;
   if (fit == 0) return 1;  // a line alone always fits (array open checked the transfer size)
   return lines < fit ? lines : static_cast<std::uint32_t>(fit);
-}
-
-BAM_HD inline io_status dense_cache_ref::fill_submit(const array_slot& a, std::uint64_t page,
-                                                     std::uint32_t slot, std::uint32_t lines,
-                                                     std::uint32_t frame, std::uint32_t queue,
-                                                     io_issued& issued,
-                                                     std::uint64_t& bytes) const {
-  const std::uint32_t shift = cache_.line_shift();
-  const std::uint64_t set_byte = (a.first_line + page) << shift;
-  bytes = std::uint64_t{lines} << shift;
-  if (set_byte + bytes > a.set.capacity_bytes) {
-    // The set ends inside the last line: whole blocks up to its end, as line_io_submit does.
-    const std::uint64_t block = a.set.block_bytes;
-    bytes = (a.set.capacity_bytes - set_byte + block - 1) / block * block;
-  }
-  io_request r;
-  r.op = nvme::io_opcode::read;
-  r.set_byte = set_byte;
-  r.bytes = static_cast<std::uint32_t>(bytes);
-  r.buffer = cache_.line_data(static_cast<std::uint32_t>(pool_.geometry.line_of(frame, slot)));
-  r.queue_hint = queue;
-  return device_io_submit(a.set, r, issued);
 }
 
 BAM_HD inline bool dense_cache_ref::fill_take(const array_slot& a, std::uint64_t piece,
@@ -142,14 +119,14 @@ BAM_HD BAM_NOINLINE inline void dense_cache_ref::fill_piece(const array_slot& a,
       if (n == 0) break;
       // Command t goes to queue index t < wrap ? t : start + t - wrap (write_back_dirty).
       const std::uint32_t wrap = start + n > queues ? start + n - queues : 0u;
-      io_issued issued[fill_batch];
-      std::uint64_t bytes[fill_batch];
+      line_io_issued issued[fill_batch];
       std::uint32_t in_flight = 0;
       for (; in_flight < n; ++in_flight) {
         const std::uint32_t t = in_flight;
         const std::uint32_t queue = t < wrap ? t : start + t - wrap;
-        const io_status s = fill_submit(a, (piece << g.frame_shift) + slots[t], slots[t], lens[t],
-                                        frame, queue, issued[t], bytes[t]);
+        const io_status s = cache_.line_io_submit(
+            nvme::io_opcode::read, a, (piece << g.frame_shift) + slots[t],
+            static_cast<std::uint32_t>(g.line_of(frame, slots[t])), queue, issued[t], lens[t]);
         if (!s.ok()) {
           // Those slots stay empty (errors are left to demand loads, below).
           for (std::uint32_t u = t; u < n; ++u) {
@@ -161,7 +138,7 @@ BAM_HD BAM_NOINLINE inline void dense_cache_ref::fill_piece(const array_slot& a,
       }
       // Every command issued writes into its slots: wait for all of them, even after a failure.
       for (std::uint32_t t = 0; t < in_flight; ++t) {
-        const io_status s = device_io_wait(issued[t]);
+        const io_status s = cache_.line_io_finish(a, issued[t]);  // counts the load
         const std::uint64_t at = std::uint64_t{frame} * g.words_per_frame + word_of[t];
         if (s.ok()) {
           // release: the slots' data, read by the command, before their resident bits.
@@ -171,9 +148,6 @@ BAM_HD BAM_NOINLINE inline void dense_cache_ref::fill_piece(const array_slot& a,
           atomic_ref<std::uint32_t>(pool_.resident_count[frame]).fetch_add(lens[t], order::relaxed);
           atomic_ref<std::uint32_t>(pool_.referenced[frame]).store(1u, order::relaxed);
           busy_word(word_of[t]).fetch_and(~runs[t], order::release);  // release: ends our hold
-          count(a, &cache_stats::loads);
-          count(a, &cache_stats::bytes_moved, bytes[t]);
-          count(a, &cache_stats::bytes_fetched, bytes[t]);
           filled = true;
         } else {
           // Not recorded: nobody asked for these pages yet; a reader that needs one loads it
