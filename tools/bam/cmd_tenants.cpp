@@ -28,7 +28,8 @@ struct tenants_options {
   std::string pinning = "frame_pins";
   std::uint64_t frame_bytes = cache_config{}.frame_bytes;
   std::uint32_t frame_percent = 100;
-  std::uint32_t fill_percent = 0;  // 12 was slower on the H200 (docs/mosaic.md, "Fill")
+  // 1 and 3 won on the H200 for dense tenants, 12 less (docs/results.md, 2026-12-04).
+  std::uint32_t fill_percent = 1;
   tenants::study_config study;
   storage_options storage;
   std::string json;

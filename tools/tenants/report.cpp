@@ -180,6 +180,7 @@ void write_study_json(tools::json_writer& j, const study_config& config,
       .field("queues", config.storage.queues_per_device)
       .field("depth", config.storage.queue_depth)
       .field("latency_us", config.storage.model.latency_us)
+      .field("controller_sms", config.gpu ? config.runtime.controller_sms : 0u)
       .field("caps", config.storage.model.caps)
       .field("cpu_workers_per_tenant", config.cpu_workers)
       .key("translations")
