@@ -233,10 +233,14 @@ BAM_HD acquire_result dense_cache_ref::acquire_then(const array_slot& a, std::ui
                          : probe_kind::hit};
       }
       atomic_ref<std::uint64_t> busy(pool_.word(pool_.busy, frame, slot));
-      // seq_cst: a page dropper (epochs) sets busy then re-reads the entry, an evictor
-      // closes the entry then reads busy: one of us sees the other. Also acquire: the
-      // previous holder of the slot finished with it.
-      const std::uint64_t before = busy.fetch_or(bit, order::seq_cst);
+      // relaxed: a look before the read-modify-write, which alone takes the slot. A slot held
+      // by a fill stays busy for several rounds of commands, and thousands of waiters that
+      // each retried a fetch_or on its word would queue at that word's L2 slice.
+      // seq_cst on the fetch_or: a page dropper (epochs) sets busy then re-reads the entry,
+      // an evictor closes the entry then reads busy: one of us sees the other. Also acquire:
+      // the previous holder of the slot finished with it.
+      const std::uint64_t before =
+          (busy.load(order::relaxed) & bit) ? bit : busy.fetch_or(bit, order::seq_cst);
       if (before & bit) {
         release(guard);  // a load or a drop is in progress: wait for it unprotected
         waited = true;
