@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,59 @@ TEST(TenantStudy, EveryTenantIsRightInEveryRunUnderBothTranslations) {
   EXPECT_GT(r.unfairness(1), 0.0);
 }
 
+// Every tenant runs twice (its second run timed) and once alone over its data in memory, and
+// the three times split its first run into shares that sum to one.
+TEST(TenantStudy, FirstRunsSplitIntoDataTranslationAndMisses) {
+  temp_dir dir;
+  const std::filesystem::path path = scale10(dir);
+  study_config config = tiny_config(path);
+  config.repetitions = 1;
+  alone_map alone;
+  const mix_result r = run_mix(config, {tenant_kind::bfs, tenant_kind::scan}, alone, {});
+  EXPECT_TRUE(r.verified);
+  for (const tenant_result& t : r.tenants) {
+    SCOPED_TRACE(t.spec.name);
+    ASSERT_EQ(t.direct.samples.size(), 1u);
+    EXPECT_GT(t.direct.median(), 0.0);
+    ASSERT_EQ(t.alone_warm.samples.size(), 1u);
+    EXPECT_GE(t.alone_last.runs, 2u);
+    for (const auto& s : t.shared) {
+      SCOPED_TRACE(to_string(s.translation));
+      EXPECT_GE(s.last.runs, 2u);
+      ASSERT_EQ(s.warm.samples.size(), 1u);
+      const auto shares = time_shares::of(s.seconds.median(), s.warm.median(), t.direct.median());
+      ASSERT_TRUE(shares.has_value());
+      EXPECT_NEAR(shares->data + shares->translation + shares->misses, 1.0, 1e-9);
+      EXPECT_GT(shares->data, 0.0);
+    }
+  }
+  // One direct run per kind, kept beside the alone runs under a share of 0.
+  EXPECT_EQ(std::count_if(alone.begin(), alone.end(),
+                          [](const auto& e) { return e.first.cache_bytes == 0; }),
+            2);
+  EXPECT_FALSE(time_shares::of(1.0, 0.0, 0.5).has_value());
+  const auto half = time_shares::of(4.0, 2.0, 1.0);
+  ASSERT_TRUE(half.has_value());
+  EXPECT_DOUBLE_EQ(half->data, 0.25);
+  EXPECT_DOUBLE_EQ(half->translation, 0.25);
+  EXPECT_DOUBLE_EQ(half->misses, 0.5);
+}
+
+TEST(TenantStudy, WithoutSharesEachTenantRunsUntilAllFinishedOnce) {
+  temp_dir dir;
+  const std::filesystem::path path = scale10(dir);
+  study_config config = tiny_config(path);
+  config.repetitions = 1;
+  config.measure_shares = false;
+  const tenant_data data(config, {tenant_kind::scan});
+  const std::size_t one[] = {0};
+  const run_outcome out =
+      run_tenants(config, data, one, config.cache.capacity_bytes, translation_kind::base);
+  EXPECT_EQ(out.tenants[0].runs, 1u);
+  EXPECT_EQ(out.tenants[0].warm_seconds, 0.0);
+  EXPECT_TRUE(out.tenants[0].verified);
+}
+
 TEST(TenantStudy, ConnectedComponentsAndScanShareACache) {
   temp_dir dir;
   const std::filesystem::path path = scale10(dir);
@@ -153,7 +207,13 @@ TEST(TenantStudy, JsonCarriesTheStudysFields) {
                             "\"bytes_compacted\":",
                             "\"fills\":",
                             "\"verified\":",
-                            "\"samples\":"}) {
+                            "\"samples\":",
+                            "\"direct_seconds\":",
+                            "\"warm_seconds\":",
+                            "\"shares\":",
+                            "\"translation\":",
+                            "\"compaction\":",
+                            "\"frames_freed\":"}) {
     EXPECT_NE(text.find(field), std::string::npos) << field;
   }
 }

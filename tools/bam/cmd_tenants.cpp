@@ -30,6 +30,8 @@ struct tenants_options {
   std::uint32_t frame_percent = 100;
   // 1 and 3 won on the H200 for dense tenants, 12 less (docs/results.md, 2026-12-04).
   std::uint32_t fill_percent = 1;
+  std::uint32_t splinter_percent = cache_config{}.splinter_percent;
+  std::uint32_t promote_percent = cache_config{}.promote_percent;
   tenants::study_config study;
   storage_options storage;
   std::string json;
@@ -50,6 +52,8 @@ tenants::study_config make_config(tenants_options& o) {
   c.cache.frame_bytes = o.frame_bytes;
   c.cache.frame_percent = o.frame_percent;
   c.cache.fill_percent = o.fill_percent;
+  c.cache.splinter_percent = o.splinter_percent;
+  c.cache.promote_percent = o.promote_percent;
   c.cache.pinning = o.pinning == "epochs" ? pinning_kind::epochs : pinning_kind::frame_pins;
   c.runtime.controller_sms = o.storage.controller_sms;
   c.runtime.quiet = true;
@@ -136,6 +140,15 @@ void add_tenants_command(CLI::App& app) {
                 "commands (two_level; 0: never)")
       ->check(CLI::Range(0u, 100u))
       ->capture_default_str();
+  c->add_option("--splinter-percent", o->splinter_percent,
+                "Splinter a piece evicted holding at most this share of its frame (two_level; "
+                "0: never)")
+      ->check(CLI::Range(0u, 100u))
+      ->capture_default_str();
+  c->add_option("--promote-percent", o->promote_percent,
+                "Promote a splintered piece back to a frame past this share (two_level)")
+      ->check(CLI::Range(1u, 100u))
+      ->capture_default_str();
   c->add_option("--pinning", o->pinning, "frame_pins or epochs (two_level)")
       ->check(CLI::IsMember({"frame_pins", "epochs"}))
       ->capture_default_str();
@@ -146,7 +159,11 @@ void add_tenants_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   c->add_flag("!--no-compaction", o->study.compaction,
-              "CPU path, two_level: no compaction agent beside the tenants");
+              "two_level: no compaction agent beside the tenants (a host thread on the CPU "
+              "path, one GPU thread on a GPU)");
+  c->add_flag("!--no-shares", o->study.measure_shares,
+              "Do not split first runs into data, translation and misses (skips each tenant's "
+              "timed second run and its run over memory with no cache)");
   o->storage.add_to(*c);
   add_json_option(*c, o->json);
   c->callback([o] { run_tenants_command(*o); });

@@ -33,6 +33,24 @@ void write_samples(tools::json_writer& j, const sampled& s) {
   j.end_array();
 }
 
+// The second runs' median and the first run's time shares (null when not measured).
+void write_shares(tools::json_writer& j, const sampled& first, const sampled& warm,
+                  const sampled& direct) {
+  j.field("warm_seconds", warm.median());
+  const std::optional<time_shares> s =
+      time_shares::of(first.median(), warm.median(), direct.median());
+  j.key("shares");
+  if (!s) {
+    j.null();
+    return;
+  }
+  j.begin_object()
+      .field("data", s->data)
+      .field("translation", s->translation)
+      .field("misses", s->misses)
+      .end_object();
+}
+
 void write_run(tools::json_writer& j, const tenant_run& run) {
   const cache_stats& c = run.counters;
   const tenant_stats& f = run.frames;
@@ -79,9 +97,11 @@ void write_mix(tools::json_writer& j, const study_config& config, const mix_resu
     j.begin_object()
         .field("name", t.spec.name)
         .field("kind", std::string(to_string(t.spec.kind)))
-        .field("data_bytes", t.spec.bytes);
+        .field("data_bytes", t.spec.bytes)
+        .field("direct_seconds", t.direct.median());
     j.key("alone").begin_object().field("translation", "base");
     write_samples(j, t.alone);
+    write_shares(j, t.alone, t.alone_warm, t.direct);
     write_run(j, t.alone_last);
     j.end_object();
     j.key("shared").begin_object();
@@ -89,9 +109,8 @@ void write_mix(tools::json_writer& j, const study_config& config, const mix_resu
       j.key(to_string(s.translation)).begin_object();
       write_samples(j, s.seconds);
       j.field("slowdown", s.slowdown(t.alone.median()));
+      write_shares(j, s.seconds, s.warm, t.direct);
       write_run(j, s.last);
-      // Not measured by this harness: needs a profile of the kernels (see docs/mosaic.md).
-      j.key("translation_share").null();
       j.end_object();
     }
     j.end_object().end_object();
@@ -104,6 +123,17 @@ void write_mix(tools::json_writer& j, const study_config& config, const mix_resu
   j.end_object().key("unfairness").begin_object();
   for (std::size_t i = 0; i < config.translations.size(); ++i) {
     j.field(to_string(config.translations[i]), r.unfairness(i));
+  }
+  j.end_object().key("compaction").begin_object();
+  for (std::size_t i = 0; i < r.compaction.size() && i < config.translations.size(); ++i) {
+    const compaction_counts& c = r.compaction[i];
+    j.key(to_string(config.translations[i]))
+        .begin_object()
+        .field("pieces_moved", c.pieces_moved)
+        .field("frames_freed", c.frames_freed)
+        .field("retries", c.retries)
+        .field("passes", c.passes)
+        .end_object();
   }
   j.end_object().key("weighted_speedup_ratio");
   const double ratio = speedup_ratio(config, r);
@@ -129,18 +159,30 @@ void print_mix(std::ostream& out, const study_config& config, const mix_result& 
       << " shared (" << bytes_text(r.cache_bytes / r.tenants.size()) << " each alone, base), data "
       << bytes_text(r.data_bytes) << ", " << (r.verified ? "results verified" : "RESULTS DIFFER")
       << '\n';
-  std::vector<std::string> header = {"tenant", "alone s"};
+  // d/t/m: the first run's shares of data, translation and misses in percent (time_shares).
+  auto shares_text = [](const sampled& first, const sampled& warm, const sampled& direct) {
+    const std::optional<time_shares> s =
+        time_shares::of(first.median(), warm.median(), direct.median());
+    if (!s) return std::string("-");
+    return fixed(100 * s->data, 0) + "/" + fixed(100 * s->translation, 0) + "/" +
+           fixed(100 * s->misses, 0);
+  };
+  std::vector<std::string> header = {"tenant", "direct s", "alone s", "d/t/m %"};
   for (const translation_kind t : config.translations) {
     header.push_back(std::string(to_string(t)) + " s");
     header.push_back("slowdown");
+    header.push_back("d/t/m %");
     header.push_back("bloat");
   }
   tools::table table(header);
   for (const tenant_result& t : r.tenants) {
-    std::vector<std::string> row = {t.spec.name, fixed(t.alone.median(), 3)};
+    std::vector<std::string> row = {t.spec.name, fixed(t.direct.median(), 3),
+                                    fixed(t.alone.median(), 3),
+                                    shares_text(t.alone, t.alone_warm, t.direct)};
     for (const auto& s : t.shared) {
       row.push_back(fixed(s.seconds.median(), 3));
       row.push_back(fixed(s.slowdown(t.alone.median()), 2) + "x");
+      row.push_back(shares_text(s.seconds, s.warm, t.direct));
       row.push_back(bytes_text(s.last.frames.bloat_bytes));
     }
     table.add_row(row);
@@ -169,9 +211,12 @@ void write_study_json(tools::json_writer& j, const study_config& config,
       .field("frame_bytes", config.cache.frame_bytes)
       .field("frame_percent", config.cache.frame_percent)
       .field("fill_percent", config.cache.fill_percent)
+      .field("splinter_percent", config.cache.splinter_percent)
+      .field("promote_percent", config.cache.promote_percent)
       .field("pinning", to_string(config.cache.pinning))
       .field("frame_quota", config.frame_quota)
-      .field("compaction_agent", config.compaction && !config.gpu)
+      .field("compaction_agent", config.compaction)
+      .field("measure_shares", config.measure_shares)
       .field("gather_bytes", config.gather_bytes)
       .field("gather_reads", config.gather_reads)
       .field("scan_bytes", config.scan_bytes)

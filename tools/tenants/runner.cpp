@@ -16,6 +16,7 @@
 #include <bam/array.hpp>
 #include <bam/cache.hpp>
 #include <bam/cache/mosaic/compactor.hpp>
+#include <bam/cache/mosaic/gpu_compaction_agent.hpp>
 #include <bam/error.hpp>
 #include <bam/platform/launch.hpp>
 
@@ -45,9 +46,11 @@ std::uint64_t digest_of(const std::vector<T>& v) {
 struct tenant_arrays {
   std::optional<array<const std::uint32_t>> ids32;
   std::optional<array<const std::uint64_t>> ids64;  // 8-byte ids, or gather/scan values
+  std::uint64_t lines = 0;                          // of the cache they read through (0: none)
 
   tenant_arrays(page_cache& cache, const device_set_ref& set, const tenant_spec& t,
-                const tenant_data& data, bool dense, std::uint32_t quota) {
+                const tenant_data& data, bool dense, std::uint32_t quota, std::uint64_t cache_lines)
+      : lines(cache_lines) {
     const array_options o{.offset_bytes = t.offset,
                           .count = t.elements,
                           .name = t.name,
@@ -59,6 +62,17 @@ struct tenant_arrays {
       ids64.emplace(cache, set, o);
     }
   }
+  /// Over `bytes` of the tenant's data that kernels read directly (run_direct).
+  tenant_arrays(std::uint8_t* bytes, const tenant_spec& t, const tenant_data& data,
+                bool host_accessible) {
+    if (uses_graph(t.kind) && data.graph()->id_bytes() == 4) {
+      ids32.emplace(array<const std::uint32_t>::over_memory(reinterpret_cast<std::uint32_t*>(bytes),
+                                                            t.elements, host_accessible, t.name));
+    } else {
+      ids64.emplace(array<const std::uint64_t>::over_memory(reinterpret_cast<std::uint64_t*>(bytes),
+                                                            t.elements, host_accessible, t.name));
+    }
+  }
   [[nodiscard]] cache_stats stats() const { return ids32 ? ids32->stats() : ids64->stats(); }
   [[nodiscard]] tenant_stats frames() const {
     return ids32 ? ids32->frame_stats() : ids64->frame_stats();
@@ -66,15 +80,16 @@ struct tenant_arrays {
   void check() const { ids32 ? ids32->check() : ids64->check(); }
 };
 
-// One run of a tenant's app; fills `out` on its first run.
+// Run `run` (0 first) of a tenant's app; fills `out` on its first run and times its second.
 template <class Exec>
 void run_once(Exec& exec, const tenant_spec& t, const tenant_data& data, const tenant_arrays& a,
-              const page_cache& cache, const study_config& config, bool first, tenant_run& out) {
+              const study_config& config, std::uint64_t run, tenant_run& out) {
+  const bool first = run == 0;
   const auto start = std::chrono::steady_clock::now();
   std::uint64_t digest = 0;
   bool verified = false;
   auto graph_app = [&]<class Id>(const array<const Id>& ids) {
-    const apps::array_edges<Id> edges(ids, cache.lines());
+    const apps::array_edges<Id> edges(ids, a.lines);
     const std::span<const std::uint64_t> offsets = data.graph()->offset_span();
     if (t.kind == tenant_kind::bfs) {
       apps::bfs_result r = apps::run_bfs(exec, offsets, edges, {.source = data.bfs_source()});
@@ -98,7 +113,7 @@ void run_once(Exec& exec, const tenant_spec& t, const tenant_data& data, const t
     auto view_for = [&](apps::launch_shape s) { return values.ref_for_launch(s.grid, s.block); };
     // Launches as wide as the cache serves, as the graph apps' (array_edges) are.
     const apps::stream_source<decltype(view_for)> source{
-        view_for, apps::array_edges<std::uint64_t>(values, cache.lines()).max_launch_threads()};
+        view_for, apps::array_edges<std::uint64_t>(values, a.lines).max_launch_threads()};
     const apps::stream_result r =
         t.kind == tenant_kind::gather
             ? apps::run_gather(exec, config.gather_reads ? config.gather_reads : t.elements, source)
@@ -107,15 +122,17 @@ void run_once(Exec& exec, const tenant_spec& t, const tenant_data& data, const t
     digest = r.checksum;
     verified = r.failed == 0 && r.checksum == t.expected;
   }
+  if (run == 1) out.warm_seconds = apps::seconds_since(start);
   if (!first) return;
   out.seconds = apps::seconds_since(start);
   out.digest = digest;
   out.verified = verified;
 }
 
-// Runs every tenant on its own host thread: `run(i, first)` runs tenant i once. Each
-// relaunches until all have finished once; the first exception stops them all and is rethrown
-// after every thread has joined. While they run, `config.progress` hears every
+// Runs every tenant on its own host thread: `run(i, k)` runs tenant i for the k-th time (0
+// first). Each relaunches until all have finished once and it has run twice when
+// config.measure_shares (its second run is timed); the first exception stops them all and is
+// rethrown after every thread has joined. While they run, `config.progress` hears every
 // `config.progress_interval_s` how far each tenant is (runs done, or in its first run), so a
 // shared run that does not end shows whether one tenant starves or none moves.
 template <class Run>
@@ -129,6 +146,7 @@ void run_side_by_side(const study_config& config, const tenant_data& data,
   std::atomic<bool> failed{false};
   std::vector<std::atomic<std::uint64_t>> runs(n);
   std::vector<std::exception_ptr> errors(n);
+  const std::uint64_t least_runs = config.measure_shares ? 2 : 1;
   std::latch go(static_cast<std::ptrdiff_t>(n));  // every tenant starts at once
   std::vector<std::thread> threads;
   threads.reserve(n);
@@ -136,12 +154,12 @@ void run_side_by_side(const study_config& config, const tenant_data& data,
     threads.emplace_back([&, i] {
       go.arrive_and_wait();
       try {
+        std::uint64_t done = 0;
         do {
-          run(i, runs[i].load(std::memory_order_relaxed) == 0);
-          if (runs[i].fetch_add(1, std::memory_order_relaxed) == 0) {
-            finished.fetch_add(1, std::memory_order_relaxed);
-          }
-        } while (finished.load(std::memory_order_relaxed) < n &&
+          run(i, done);
+          done = runs[i].fetch_add(1, std::memory_order_relaxed) + 1;
+          if (done == 1) finished.fetch_add(1, std::memory_order_relaxed);
+        } while ((finished.load(std::memory_order_relaxed) < n || done < least_runs) &&
                  !failed.load(std::memory_order_relaxed));
       } catch (...) {
         errors[i] = std::current_exception();
@@ -213,18 +231,18 @@ void run_on_cpu(const study_config& config, const tenant_data& data,
     std::vector<std::unique_ptr<host_stream>> streams;
     for (const std::size_t i : which) {
       arrays.push_back(std::make_unique<tenant_arrays>(*cache, set, data.tenants()[i], data, dense,
-                                                       config.frame_quota));
+                                                       config.frame_quota, cache->lines()));
       streams.push_back(std::make_unique<host_stream>(config.cpu_workers));
     }
     // CAC on a host thread while the tenants run (two_level; it needs the dense arrays to
-    // exist and is stopped before they go). The CPU path only: the agent reads cache memory.
+    // exist and is stopped before they go).
     std::optional<cache::mosaic::compactor> agent;
     if (dense && config.compaction) agent.emplace(cache->ref());
-    run_side_by_side(config, data, which, result.tenants, [&](std::size_t k, bool first) {
+    run_side_by_side(config, data, which, result.tenants, [&](std::size_t k, std::uint64_t run) {
       apps::cpu_executor exec(*streams[k]);
-      run_once(exec, data.tenants()[which[k]], data, *arrays[k], *cache, config, first,
-               result.tenants[k]);
+      run_once(exec, data.tenants()[which[k]], data, *arrays[k], config, run, result.tenants[k]);
     });
+    if (agent) result.compaction = agent->counts();
     agent.reset();
     collect(result.tenants, arrays);
   } catch (...) {
@@ -262,8 +280,8 @@ void run_on_gpu(const study_config& config, const tenant_data& data,
   std::vector<std::unique_ptr<apps::gpu_executor>> execs;
   for (const std::size_t i : which) {
     const tenant_spec& t = data.tenants()[i];
-    arrays.push_back(
-        std::make_unique<tenant_arrays>(cache, set, t, data, dense, config.frame_quota));
+    arrays.push_back(std::make_unique<tenant_arrays>(cache, set, t, data, dense, config.frame_quota,
+                                                     cache.lines()));
     streams.push_back(owned_stream::create_non_blocking());
     execs.push_back(
         std::make_unique<apps::gpu_executor>(rt, work_bytes(t, data), streams.back().get()));
@@ -279,20 +297,69 @@ void run_on_gpu(const study_config& config, const tenant_data& data,
     warm_up_launch<apps::gather_kernel<values>>(s);
     warm_up_launch<apps::scan_kernel<values>>(s);
   });
+  // CAC on one GPU thread of its own stream (two_level). Made, loaded and launched once
+  // before the controllers start (a first launch beside them can deadlock, DESIGN 11); it
+  // goes before the arrays it reads.
+  std::optional<cache::mosaic::gpu_compaction_agent> agent;
+  if (dense && config.compaction) agent.emplace(rt, cache);
   // Stops the controllers before the executors, arrays and cache free GPU memory (a free
   // waits for every running kernel, and the controller never ends), even when a tenant throws.
   stop_guard stop(rt);
   rt.start();
-  run_side_by_side(config, data, which, result.tenants, [&](std::size_t k, bool first) {
-    run_once(*execs[k], data.tenants()[which[k]], data, *arrays[k], cache, config, first,
-             result.tenants[k]);
+  if (agent) agent->start();
+  run_side_by_side(config, data, which, result.tenants, [&](std::size_t k, std::uint64_t run) {
+    run_once(*execs[k], data.tenants()[which[k]], data, *arrays[k], config, run, result.tenants[k]);
   });
+  if (agent) result.compaction = agent->stop();
   rt.stop();
   collect(result.tenants, arrays);
 }
 #endif
 
+// Two runs of tenant `which` alone over its data in host memory (the image itself).
+tenant_run direct_on_cpu(const study_config& config, const tenant_data& data, std::size_t which) {
+  const tenant_spec& t = data.tenants()[which];
+  const tenant_arrays a(data.image()->data() + t.offset, t, data, true);
+  host_stream stream(config.cpu_workers);
+  apps::cpu_executor exec(stream);
+  tenant_run out;
+  for (std::uint64_t run = 0; run < 2; ++run) run_once(exec, t, data, a, config, run, out);
+  return out;
+}
+
+#if defined(BAM_HAVE_CUDA)
+// Two runs of tenant `which` alone over a copy of its data in device memory; no controllers.
+tenant_run direct_on_gpu(const study_config& config, const tenant_data& data, std::size_t which) {
+  const tenant_spec& t = data.tenants()[which];
+  runtime_config rc = config.runtime;
+  rc.green_contexts = false;  // as run_on_gpu: the executor's stream in the primary context
+  gpu_runtime rt(rc);
+  if (!rt.gpu()) throw error("--target gpu: " + rt.message());
+  const device_memory copy(t.bytes);
+  copy_async(copy.data(), data.image()->data() + t.offset, t.bytes, rt.stream());
+  rt.synchronize(rt.stream());
+  const tenant_arrays a(copy.as<std::uint8_t>(), t, data, false);
+  const owned_stream stream = owned_stream::create_non_blocking();
+  apps::gpu_executor exec(rt, work_bytes(t, data), stream.get());
+  tenant_run out;
+  for (std::uint64_t run = 0; run < 2; ++run) run_once(exec, t, data, a, config, run, out);
+  return out;
+}
+#endif
+
 }  // namespace
+
+tenant_run run_direct(const study_config& config, const tenant_data& data, std::size_t which) {
+  if (which >= data.tenants().size()) throw input_error("run_direct: no such tenant");
+  if (config.gpu) {
+#if defined(BAM_HAVE_CUDA)
+    return direct_on_gpu(config, data, which);
+#else
+    throw error("this build has no CUDA: run with --target cpu");
+#endif
+  }
+  return direct_on_cpu(config, data, which);
+}
 
 run_outcome run_tenants(const study_config& config, const tenant_data& data,
                         std::span<const std::size_t> which, std::uint64_t cache_bytes,

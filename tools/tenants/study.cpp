@@ -41,6 +41,13 @@ double sampled::median() const {
   return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
 }
 
+std::optional<time_shares> time_shares::of(double first, double warm, double direct) {
+  if (first <= 0 || warm <= 0 || direct <= 0) return std::nullopt;
+  return time_shares{.data = direct / first,
+                     .translation = (warm - direct) / first,
+                     .misses = (first - warm) / first};
+}
+
 double tenant_result::shared_figures::slowdown(double alone) const {
   return alone > 0 ? seconds.median() / alone : 0.0;
 }
@@ -89,6 +96,9 @@ mix_result run_mix(const study_config& config, const mix& m, alone_map& alone_ca
         const std::size_t which[] = {i};
         run_outcome out = run_tenants(config, data, which, share, translation_kind::base);
         entry.seconds.samples.push_back(out.tenants[0].seconds);
+        if (out.tenants[0].warm_seconds > 0) {
+          entry.warm.samples.push_back(out.tenants[0].warm_seconds);
+        }
         // The first alone run of a bfs or cc tenant is its reference (the tests compare it
         // with a sequential one).
         tenant_run& run = out.tenants[0];
@@ -102,8 +112,31 @@ mix_result run_mix(const study_config& config, const mix& m, alone_map& alone_ca
       found = alone_cache.end() - 1;
     }
     t.alone = found->second.seconds;
+    t.alone_warm = found->second.warm;
     t.alone_last = found->second.last;
     if (!t.alone_last.verified) result.verified = false;
+    // Alone over its data in memory (no cache): kept under a share of 0.
+    const alone_key direct_key{t.spec.kind, 0};
+    auto direct = std::find_if(alone_cache.begin(), alone_cache.end(),
+                               [&](const auto& e) { return e.first == direct_key; });
+    if (config.measure_shares && direct == alone_cache.end()) {
+      alone_entry entry;
+      for (unsigned r = 0; r < config.repetitions; ++r) {
+        tenant_run run = run_direct(config, data, i);
+        run.verified = matches(t.spec, run, t.alone_last);
+        if (!run.verified) result.verified = false;
+        entry.seconds.samples.push_back(run.warm_seconds);
+        entry.last = std::move(run);
+        say("direct " + t.spec.name +
+            " (its data in memory, no cache): " + seconds_text(entry.seconds.samples.back()));
+      }
+      alone_cache.emplace_back(direct_key, std::move(entry));
+      direct = alone_cache.end() - 1;
+    }
+    if (direct != alone_cache.end()) {
+      t.direct = direct->second.seconds;
+      if (!direct->second.last.verified) result.verified = false;
+    }
     result.tenants.push_back(std::move(t));
   }
 
@@ -112,8 +145,9 @@ mix_result run_mix(const study_config& config, const mix& m, alone_map& alone_ca
   for (std::size_t i = 0; i < n; ++i) all[i] = i;
   for (const translation_kind translation : config.translations) {
     for (tenant_result& t : result.tenants) {
-      t.shared.push_back({.translation = translation, .seconds = {}, .last = {}});
+      t.shared.push_back({.translation = translation, .seconds = {}, .warm = {}, .last = {}});
     }
+    result.compaction.emplace_back();
     for (unsigned r = 0; r < config.repetitions; ++r) {
       run_outcome out = run_tenants(config, data, all, result.cache_bytes, translation);
       std::string line = std::string("shared ") + to_string(m) + " (" + to_string(translation) +
@@ -123,9 +157,13 @@ mix_result run_mix(const study_config& config, const mix& m, alone_map& alone_ca
         out.tenants[i].verified = matches(t.spec, out.tenants[i], t.alone_last);
         if (!out.tenants[i].verified) result.verified = false;
         t.shared.back().seconds.samples.push_back(out.tenants[i].seconds);
+        if (out.tenants[i].warm_seconds > 0) {
+          t.shared.back().warm.samples.push_back(out.tenants[i].warm_seconds);
+        }
         t.shared.back().last = std::move(out.tenants[i]);
         line += " " + t.spec.name + " " + seconds_text(t.shared.back().seconds.samples.back());
       }
+      result.compaction.back() = out.compaction;
       say(line);
     }
   }

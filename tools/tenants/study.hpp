@@ -23,6 +23,7 @@
 #include <vector>
 
 #include <bam/cache/cache_config.hpp>
+#include <bam/cache/mosaic/compaction_agent.hpp>
 #include <bam/cache/stats.hpp>
 #include <bam/runtime/runtime.hpp>
 #include <bam/storage/backing_store.hpp>
@@ -32,6 +33,8 @@
 #include "tenants/mix.hpp"
 
 namespace bam::tenants {
+
+using cache::mosaic::compaction_counts;
 
 struct study_config {
   storage_config storage;       ///< the emulated devices every run reads through
@@ -48,9 +51,13 @@ struct study_config {
   std::vector<translation_kind> translations = {translation_kind::two_level,
                                                 translation_kind::base};
   bool keep_outputs = false;  ///< keep each tenant's first BFS depths / CC labels (tests)
-  /// two_level on the CPU path: run the compaction agent (cache/mosaic/compactor.hpp) beside
-  /// the tenants. The GPU has no agent yet (docs/mosaic.md, "Not done yet").
+  /// two_level: run the compaction agent beside the tenants (a host thread on the CPU path,
+  /// cache/mosaic/compactor.hpp; a GPU thread on a GPU, cache/mosaic/gpu_compaction_agent.hpp).
   bool compaction = true;
+  /// Time each tenant's second run too (every tenant runs at least twice) and each tenant
+  /// alone over a copy of its data that kernels read directly (no cache), which split its
+  /// first run into data, translation and misses (time_shares).
+  bool measure_shares = true;
   /// Told how far each tenant of a shared run is, every progress_interval_s (none: silent).
   std::function<void(const std::string&)> progress;
   double progress_interval_s = 10;
@@ -93,6 +100,7 @@ class tenant_data {
 /// What one tenant did in one run.
 struct tenant_run {
   double seconds = 0;        ///< its first run, from launch of its first kernel to its result
+  double warm_seconds = 0;   ///< its second run (0: it ran once): the cache is warm then
   std::uint64_t runs = 0;    ///< runs it completed (it relaunches until every tenant is done)
   std::uint64_t digest = 0;  ///< FNV-1a of the first run's depths or labels; gather/scan sum
   /// gather/scan: the sum is right. bfs/cc (set by run_mix): the result equals the tenant's
@@ -107,6 +115,7 @@ struct tenant_run {
 struct run_outcome {
   std::vector<tenant_run> tenants;  ///< in the order asked for
   double wall_seconds = 0;
+  compaction_counts compaction;  ///< what the compaction agent did (two_level, agent on)
 };
 
 /// Runs tenants `which` (indices into data.tenants()) together on one cache of `cache_bytes`
@@ -117,20 +126,41 @@ run_outcome run_tenants(const study_config& config, const tenant_data& data,
                         std::span<const std::size_t> which, std::uint64_t cache_bytes,
                         translation_kind translation);
 
+/// Runs tenant `which` alone, twice, over a copy of its data in memory its kernels read
+/// directly (device memory on a GPU, host memory on the CPU path): no cache, no translation,
+/// no I/O. warm_seconds is its second run, the time of the data alone.
+tenant_run run_direct(const study_config& config, const tenant_data& data, std::size_t which);
+
 /// A figure over repetitions: the samples and their median.
 struct sampled {
   std::vector<double> samples;
   [[nodiscard]] double median() const;
 };
 
+/// A first run split by what its time went to (fractions of it; they sum to 1):
+///   data        = direct / first: reading the data with no cache (run_direct);
+///   translation = (warm - direct) / first: finding each access's line in a warm cache;
+///   misses      = (first - warm) / first: what the cold run adds (loads, fills, frames).
+/// With a cache that holds the tenant's data, the warm run hits on every access; with a
+/// smaller one its misses count as translation. Empty when a time is missing.
+struct time_shares {
+  double data = 0;
+  double translation = 0;
+  double misses = 0;
+  static std::optional<time_shares> of(double first, double warm, double direct);
+};
+
 /// One tenant of a mix across every configuration.
 struct tenant_result {
   tenant_spec spec;
-  sampled alone;  ///< alone, base translation, cache_bytes / tenants
+  sampled alone;       ///< alone, base translation, cache_bytes / tenants
+  sampled alone_warm;  ///< its second runs (measure_shares)
   tenant_run alone_last;
+  sampled direct;  ///< alone over its data in memory, no cache (run_direct; measure_shares)
   struct shared_figures {
     translation_kind translation = translation_kind::base;
     sampled seconds;
+    sampled warm;     ///< second runs, under the other tenants' runs (measure_shares)
     tenant_run last;  ///< the last repetition's counters and frames
     [[nodiscard]] double slowdown(double alone) const;
   };
@@ -142,6 +172,8 @@ struct mix_result {
   std::uint64_t cache_bytes = 0;
   std::uint64_t data_bytes = 0;
   std::vector<tenant_result> tenants;
+  /// Per translation of the config: what the compaction agent did in the last repetition.
+  std::vector<compaction_counts> compaction;
   bool verified = true;  ///< every run of every tenant produced the right result
   /// Sum over tenants of alone / shared (medians) under config.translations[i].
   [[nodiscard]] double weighted_speedup(std::size_t translation) const;
@@ -159,6 +191,7 @@ struct alone_key {
 };
 struct alone_entry {
   sampled seconds;
+  sampled warm;
   tenant_run last;
 };
 using alone_map = std::vector<std::pair<alone_key, alone_entry>>;
