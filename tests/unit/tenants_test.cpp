@@ -156,6 +156,30 @@ TEST(TenantStudy, WithoutSharesEachTenantRunsUntilAllFinishedOnce) {
   EXPECT_TRUE(out.tenants[0].verified);
 }
 
+// Weighted speedup and unfairness are figures of one shared run, then a median over runs: a
+// mix that favours a different tenant in each run must not look worse than every run.
+TEST(TenantStudy, WeightedSpeedupIsTakenPerRunThenTheMedian) {
+  mix_result r;
+  for (int k = 0; k < 2; ++k) {
+    tenant_result t;
+    t.alone.samples = {1.0};
+    t.shared.push_back(
+        {.translation = translation_kind::base, .seconds = {}, .warm = {}, .last = {}});
+    r.tenants.push_back(t);
+  }
+  // Run 0 favours tenant 0, runs 1 and 2 tenant 1.
+  r.tenants[0].shared[0].seconds.samples = {1.0, 2.0, 4.0};
+  r.tenants[1].shared[0].seconds.samples = {2.0, 1.0, 1.0};
+  // Per run: 1.5, 1.5, 1.25; the medians of each tenant's times (2.0 and 1.0) would give 1.5
+  // too, so the third run tells them apart through unfairness: 2, 2, 4 -> 2.
+  EXPECT_DOUBLE_EQ(r.weighted_speedup(0), 1.5);
+  EXPECT_DOUBLE_EQ(r.unfairness(0), 2.0);
+  r.tenants[0].shared[0].seconds.samples = {1.0, 2.0};
+  r.tenants[1].shared[0].seconds.samples = {2.0, 1.0};
+  // Per run 1.5 and 1.5; the medians of each tenant's times (1.5 and 1.5) would give 1.333.
+  EXPECT_DOUBLE_EQ(r.weighted_speedup(0), 1.5);
+}
+
 TEST(TenantStudy, ConnectedComponentsAndScanShareACache) {
   temp_dir dir;
   const std::filesystem::path path = scale10(dir);

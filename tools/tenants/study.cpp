@@ -52,21 +52,37 @@ double tenant_result::shared_figures::slowdown(double alone) const {
   return alone > 0 ? seconds.median() / alone : 0.0;
 }
 
-double mix_result::weighted_speedup(std::size_t translation) const {
-  double sum = 0;
+// A figure of each repetition of the shared run under `translation` (the tenants' samples
+// with the same index belong to one run), then their median. Per run, because which tenant
+// a mix favours changes from run to run: the median of each tenant's times would mix runs.
+template <class PerRun>
+double median_over_runs(const std::vector<tenant_result>& tenants, std::size_t translation,
+                        PerRun&& per_run) {
+  if (tenants.empty()) return 0;
+  std::size_t runs = tenants.front().shared[translation].seconds.samples.size();
   for (const tenant_result& t : tenants) {
-    const double shared = t.shared[translation].seconds.median();
-    if (shared > 0) sum += t.alone.median() / shared;
+    runs = std::min(runs, t.shared[translation].seconds.samples.size());
   }
-  return sum;
+  sampled figures;
+  for (std::size_t r = 0; r < runs; ++r) {
+    double figure = 0;
+    for (const tenant_result& t : tenants) {
+      const double shared = t.shared[translation].seconds.samples[r];
+      if (shared > 0) figure = per_run(figure, t.alone.median() / shared);
+    }
+    figures.samples.push_back(figure);
+  }
+  return figures.median();
+}
+
+double mix_result::weighted_speedup(std::size_t translation) const {
+  return median_over_runs(tenants, translation, [](double sum, double s) { return sum + s; });
 }
 
 double mix_result::unfairness(std::size_t translation) const {
-  double worst = 0;
-  for (const tenant_result& t : tenants) {
-    worst = std::max(worst, t.shared[translation].slowdown(t.alone.median()));
-  }
-  return worst;
+  // The largest slowdown (shared / alone) of each run.
+  return median_over_runs(tenants, translation,
+                          [](double worst, double s) { return std::max(worst, 1 / s); });
 }
 
 mix_result run_mix(const study_config& config, const mix& m, alone_map& alone_cache,

@@ -175,9 +175,10 @@ struct mix_result {
   /// Per translation of the config: what the compaction agent did in the last repetition.
   std::vector<compaction_counts> compaction;
   bool verified = true;  ///< every run of every tenant produced the right result
-  /// Sum over tenants of alone / shared (medians) under config.translations[i].
+  /// Under config.translations[i], the median over repetitions of each shared run's sum over
+  /// tenants of alone (median) / shared.
   [[nodiscard]] double weighted_speedup(std::size_t translation) const;
-  /// The largest shared / alone under config.translations[i].
+  /// The median over repetitions of each shared run's largest shared / alone (median).
   [[nodiscard]] double unfairness(std::size_t translation) const;
 };
 
