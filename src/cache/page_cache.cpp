@@ -43,6 +43,7 @@ cache_stats& cache_stats::operator+=(const cache_stats& o) {
   errors += o.errors;
   bytes_fetched += o.bytes_fetched;
   coalesces += o.coalesces;
+  promotions += o.promotions;
   splinters += o.splinters;
   bytes_compacted += o.bytes_compacted;
   fills += o.fills;

@@ -43,16 +43,25 @@ TEST(CacheStatsFigures, RatiosOfNothingAreZero) {
 
 TEST(CacheStatsFigures, AddingSumsEveryCounter) {
   cache_stats a, b;
-  std::uint64_t cache_stats::*const all[] = {
-      &cache_stats::accesses,        &cache_stats::hits,
-      &cache_stats::misses,          &cache_stats::miss_waits,
-      &cache_stats::coalesced,       &cache_stats::reused,
-      &cache_stats::loads,           &cache_stats::write_backs,
-      &cache_stats::read_through,    &cache_stats::evictions,
-      &cache_stats::bytes_requested, &cache_stats::bytes_moved,
-      &cache_stats::errors,          &cache_stats::bytes_fetched,
-      &cache_stats::coalesces,       &cache_stats::splinters,
-      &cache_stats::bytes_compacted, &cache_stats::fills};
+  std::uint64_t cache_stats::*const all[] = {&cache_stats::accesses,
+                                             &cache_stats::hits,
+                                             &cache_stats::misses,
+                                             &cache_stats::miss_waits,
+                                             &cache_stats::coalesced,
+                                             &cache_stats::reused,
+                                             &cache_stats::loads,
+                                             &cache_stats::write_backs,
+                                             &cache_stats::read_through,
+                                             &cache_stats::evictions,
+                                             &cache_stats::bytes_requested,
+                                             &cache_stats::bytes_moved,
+                                             &cache_stats::errors,
+                                             &cache_stats::bytes_fetched,
+                                             &cache_stats::coalesces,
+                                             &cache_stats::promotions,
+                                             &cache_stats::splinters,
+                                             &cache_stats::bytes_compacted,
+                                             &cache_stats::fills};
   static_assert(sizeof(all) / sizeof(all[0]) * 8 == sizeof(cache_stats), "a counter is missing");
   std::uint64_t k = 1;
   for (auto m : all) {

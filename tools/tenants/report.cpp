@@ -67,6 +67,7 @@ void write_run(tools::json_writer& j, const tenant_run& run) {
       .field("bytes_fetched", c.bytes_fetched)
       .field("bytes_moved", c.bytes_moved)
       .field("coalesces", c.coalesces)
+      .field("promotions", c.promotions)
       .field("splinters", c.splinters)
       .field("bytes_compacted", c.bytes_compacted)
       .field("fills", c.fills)

@@ -30,7 +30,8 @@ struct cache_stats {
   std::uint64_t errors = 0;           ///< accesses that returned an error status
   std::uint64_t bytes_fetched = 0;    ///< bytes read by load commands (part of bytes_moved)
   // Two-level translation (dense arrays on a two_level cache, docs/mosaic.md):
-  std::uint64_t coalesces = 0;        ///< pieces given a whole frame (coalesced)
+  std::uint64_t coalesces = 0;        ///< pieces given a whole frame (promotions included)
+  std::uint64_t promotions = 0;       ///< splintered pieces given a whole frame again
   std::uint64_t splinters = 0;        ///< coalesced pieces turned back into base pages
   std::uint64_t bytes_compacted = 0;  ///< bytes moved between frames by compaction
   std::uint64_t fills = 0;            ///< coalesced pieces whose missing pages were loaded at once

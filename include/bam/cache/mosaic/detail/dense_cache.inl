@@ -614,8 +614,10 @@ BAM_HD inline void dense_cache_ref::promote(const array_slot& a, std::uint64_t p
   // The moved pages are published with the frame (publish_open).
   publish_open(a, piece, frame);
   if (a.stats.shards != nullptr) {
-    a.stats.add(&cache_stats::coalesces, 1);
-    a.stats.add(&cache_stats::bytes_compacted, std::uint64_t{moved} * cache_.line_bytes());
+    cache_stats& shard = a.stats.local();
+    stats_ref::bump(shard.coalesces, 1);
+    stats_ref::bump(shard.promotions, 1);
+    stats_ref::bump(shard.bytes_compacted, std::uint64_t{moved} * cache_.line_bytes());
   }
 }
 
