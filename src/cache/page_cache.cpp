@@ -58,6 +58,22 @@ constexpr std::uint32_t prp_page_bytes = 4096;
 
 bool power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
+}  // namespace
+
+void check_policy_percents(const cache_config& c) {
+  auto bad = [](const std::string& what) { throw input_error("cache configuration: " + what); };
+  if (c.frame_percent == 0 || c.frame_percent > 100) bad("frame_percent must be 1..100");
+  if (c.promote_percent == 0 || c.promote_percent > 100) bad("promote_percent must be 1..100");
+  if (c.fill_percent > 100) bad("fill_percent must be 0..100");
+  if (c.splinter_percent >= c.promote_percent) {
+    // A piece splintered at this residency would be promoted again at once.
+    bad("splinter_percent (" + std::to_string(c.splinter_percent) +
+        ") must be below promote_percent (" + std::to_string(c.promote_percent) + ")");
+  }
+}
+
+namespace {
+
 void check_config(const cache_config& c) {
   auto bad = [](const std::string& what) { throw input_error("cache configuration: " + what); };
   if (!power_of_two(c.line_bytes) || c.line_bytes < 512 || c.line_bytes > 65536) {
@@ -74,14 +90,7 @@ void check_config(const cache_config& c) {
       bad("frame size must be a power of two of at least one line, got " +
           std::to_string(c.frame_bytes));
     }
-    if (c.frame_percent == 0 || c.frame_percent > 100) bad("frame_percent must be 1..100");
-    if (c.promote_percent == 0 || c.promote_percent > 100) bad("promote_percent must be 1..100");
-    if (c.fill_percent > 100) bad("fill_percent must be 0..100");
-    if (c.splinter_percent >= c.promote_percent) {
-      // A piece splintered at this residency would be promoted again at once.
-      bad("splinter_percent (" + std::to_string(c.splinter_percent) +
-          ") must be below promote_percent (" + std::to_string(c.promote_percent) + ")");
-    }
+    check_policy_percents(c);
     if (cache::mosaic::plan_frames(c.line_bytes, lines, c.frame_bytes, c.frame_percent).frames ==
         0) {
       bad("a two_level cache needs at least two lines");

@@ -162,8 +162,10 @@ TEST(AdaptiveKnobs, AreCheckedWithTheCacheConfiguration) {
   c.promote_percent = 40;
   c.splinter_percent = 40;  // splintered and promoted at the same residency
   EXPECT_THROW(plan_cache(c, 1u << 20, 1), input_error);
+  EXPECT_THROW(check_policy_percents(c), input_error);  // the same rule, for tools up front
   c.splinter_percent = 0;
   EXPECT_NO_THROW(plan_cache(c, 1u << 20, 1));
+  EXPECT_NO_THROW(check_policy_percents(c));
 }
 
 INSTANTIATE_TEST_SUITE_P(BothPinnings, Adaptive,

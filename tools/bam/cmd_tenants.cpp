@@ -54,12 +54,8 @@ tenants::study_config make_config(tenants_options& o) {
   c.cache.fill_percent = o.fill_percent;
   c.cache.splinter_percent = o.splinter_percent;
   c.cache.promote_percent = o.promote_percent;
-  // Checked here too, before the first (base) runs, not only when a two_level cache opens.
-  if (o.splinter_percent >= o.promote_percent) {
-    throw input_error("--splinter-percent (" + std::to_string(o.splinter_percent) +
-                      ") must be below --promote-percent (" + std::to_string(o.promote_percent) +
-                      ")");
-  }
+  // Before the first (base) runs, not only when the first two_level cache opens.
+  check_policy_percents(c.cache);
   c.cache.pinning = o.pinning == "epochs" ? pinning_kind::epochs : pinning_kind::frame_pins;
   c.runtime.controller_sms = o.storage.controller_sms;
   c.runtime.quiet = true;
