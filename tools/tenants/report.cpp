@@ -37,8 +37,7 @@ void write_samples(tools::json_writer& j, const sampled& s) {
 void write_shares(tools::json_writer& j, const sampled& first, const sampled& warm,
                   const sampled& direct) {
   j.field("warm_seconds", warm.median());
-  const std::optional<time_shares> s =
-      time_shares::of(first.median(), warm.median(), direct.median());
+  const std::optional<time_shares> s = time_shares::of(first, warm, direct);
   j.key("shares");
   if (!s) {
     j.null();
@@ -162,8 +161,7 @@ void print_mix(std::ostream& out, const study_config& config, const mix_result& 
       << '\n';
   // d/t/m: the first run's shares of data, translation and misses in percent (time_shares).
   auto shares_text = [](const sampled& first, const sampled& warm, const sampled& direct) {
-    const std::optional<time_shares> s =
-        time_shares::of(first.median(), warm.median(), direct.median());
+    const std::optional<time_shares> s = time_shares::of(first, warm, direct);
     if (!s) return std::string("-");
     return fixed(100 * s->data, 0) + "/" + fixed(100 * s->translation, 0) + "/" +
            fixed(100 * s->misses, 0);

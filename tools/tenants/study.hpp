@@ -148,6 +148,11 @@ struct time_shares {
   double translation = 0;
   double misses = 0;
   static std::optional<time_shares> of(double first, double warm, double direct);
+  /// Of the samples' medians.
+  static std::optional<time_shares> of(const sampled& first, const sampled& warm,
+                                       const sampled& direct) {
+    return of(first.median(), warm.median(), direct.median());
+  }
 };
 
 /// One tenant of a mix across every configuration.
