@@ -244,6 +244,8 @@ class array_ref {
       case probe_kind::failed:
         slot_.stats.add(&cache_stats::misses, 1);
         break;
+      case probe_kind::moved:  // only a dense array's base pages; counted by dense_cache_ref
+        break;
     }
   }
 

@@ -104,7 +104,8 @@ struct flush_lines {
       for (std::uint64_t f = t.id; f < dense.pool().geometry.frames; f += t.count) {
         note_failure(failure, dense.flush_frame(slot, static_cast<std::uint32_t>(f)));
       }
-      return;
+      // and, under base first, the pieces on base pages in lines of the base pool
+      if (!dense.pool().base_first) return;
     }
     for (std::uint64_t l = t.id; l < cache.lines(); l += t.count) {
       note_failure(failure, cache.flush_line(slot, static_cast<std::uint32_t>(l)));

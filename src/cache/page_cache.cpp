@@ -146,6 +146,7 @@ struct page_cache::impl {
     std::string name;
     array_slot slot;
     std::uint32_t* page_table = nullptr;
+    bool has_page_table = false;  ///< one entry per page (false: a dense array's 4-byte stub)
     std::uint64_t* large_table = nullptr;
     std::uint32_t* frames_held = nullptr;
     stat_shard* shards = nullptr;
@@ -254,6 +255,7 @@ void page_cache::init_frames() {
   f.check_owner = m.config.check_frame_owners;
   f.splinter_percent = m.config.splinter_percent;
   f.promote_percent = m.config.promote_percent;
+  f.base_first = m.config.base_first;
   f.fill_slots =
       m.config.fill_percent == 0
           ? 0
@@ -311,8 +313,10 @@ page_cache::attachment page_cache::attach(const device_set_ref& set, std::uint64
   if (two_level && m.next_tenant > cache::mosaic::entry_bits::tenant_mask) {
     throw input_error("array '" + name + "': the cache's dense-array ids (65535) are used up");
   }
-  // A dense array on a two_level cache is translated by its large table alone.
-  a.page_table = static_cast<std::uint32_t*>(m.alloc(two_level ? 4 : pages * 4));
+  // A dense array on a two_level cache is translated by its large table alone, unless its
+  // pieces start on base pages (base_first).
+  a.has_page_table = !two_level || m.config.base_first;
+  a.page_table = static_cast<std::uint32_t*>(m.alloc(a.has_page_table ? pages * 4 : 4));
   if (two_level) {
     const std::uint64_t per = m.mem.frames.geometry.lines_per_frame;
     a.large_table = static_cast<std::uint64_t*>(m.alloc((pages + per - 1) / per * 8));
@@ -473,6 +477,7 @@ void page_cache::reset_stats(std::uint32_t index) {
 void page_cache::clear_failures(std::uint32_t index) {
   impl& m = *impl_;
   auto& a = m.arrays.at(index);
+  if (!a.has_page_table) return;  // a dense array's failures are not kept (they recur)
   std::vector<std::uint32_t> table(a.slot.pages);
   m.exec->copy_from_cache(table.data(), a.page_table, table.size() * 4);
   for (auto& e : table) {

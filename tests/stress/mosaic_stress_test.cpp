@@ -186,6 +186,28 @@ TEST_P(MosaicStress, ReadersWritersAndEvictionsAmongFillsNeverSeeWrongBytes) {
   EXPECT_GT(expect_readers_writers_and_evictions_agree(cfg).fills, 0u);
 }
 
+// Base first: pieces start on base pages of the base pool and are promoted past half a frame
+// (4 of 8 pages) while writers store into their base lines, readers pin them, the base CLOCK
+// evicts them and evictors drop the frames of promoted pieces (which puts them back on base
+// pages).
+TEST_P(MosaicStress, BaseFirstPromotionsAmongReadersWritersAndEvictionsNeverSeeWrongBytes) {
+  cache_config cfg = small_two_level(GetParam());
+  cfg.base_first = true;
+  const cache_stats s = expect_readers_writers_and_evictions_agree(cfg);
+  EXPECT_GT(s.promotions, 0u);
+  EXPECT_EQ(s.splinters, 0u);
+}
+
+// The same with fills: a promoted piece loads its missing pages at once.
+TEST_P(MosaicStress, BaseFirstPromotionsAmongFillsNeverSeeWrongBytes) {
+  cache_config cfg = small_two_level(GetParam());
+  cfg.base_first = true;
+  cfg.fill_percent = 25;
+  const cache_stats s = expect_readers_writers_and_evictions_agree(cfg);
+  EXPECT_GT(s.promotions, 0u);
+  EXPECT_GT(s.fills, 0u);
+}
+
 // Threads that keep one epoch section open across all their accesses (renewed every
 // section_renewal of them, closed on every miss): frame evictions still finish among them, and
 // stores made inside a section reach the file. Under frame pins the section path is the
@@ -255,10 +277,13 @@ TEST_P(MosaicStress, SectionReadersAndWritersAmongEvictionsNeverSeeWrongBytes) {
   expect_file_holds(f.file, f.expected, pages_dropped.load(), frames_dropped.load());
 }
 
-TEST_P(MosaicStress, SoftwareWarpsShareOneProtectionPerPieceWhileFramesMove) {
-  const stress_case c = GetParam();
+/// Software warps reading runs of a dense array among page and frame drops (base_first: its
+/// pieces start on base pages and are promoted): right bytes, lanes coalesce, nothing left held.
+void expect_software_warps_share(const stress_case& c, bool base_first) {
   const std::uint64_t words = 32 * 512;
-  rig r(pattern_image(words), fast_storage(), small_two_level(c), 8);
+  cache_config cfg = small_two_level(c);
+  cfg.base_first = base_first;
+  rig r(pattern_image(words), fast_storage(), cfg, 8);
   array<const std::uint64_t> a(r.cache(), r.set(), {.dense = true});
   const array_ref<const std::uint64_t> ref = a.ref();
   constexpr unsigned warps = 3, width = 8;
@@ -293,8 +318,19 @@ TEST_P(MosaicStress, SoftwareWarpsShareOneProtectionPerPieceWhileFramesMove) {
   if (c.mode == cache_mode::optimized) {
     EXPECT_GT(s.coalesced, 0u) << "lanes on one piece should ride on their leader's protection";
   }
+  if (base_first) {
+    EXPECT_GT(s.promotions, 0u);
+  }
   EXPECT_EQ(bam::testing::mosaic::frame_pins_left(r.cache().ref().frames()), 0u);
   EXPECT_EQ(bam::testing::mosaic::epoch_readers_left(r.cache().ref().frames()), 0u);
+}
+
+TEST_P(MosaicStress, SoftwareWarpsShareOneProtectionPerPieceWhileFramesMove) {
+  expect_software_warps_share(GetParam(), false);
+}
+
+TEST_P(MosaicStress, SoftwareWarpsOnBaseFirstPiecesAmongPromotionsAndDrops) {
+  expect_software_warps_share(GetParam(), true);
 }
 
 // Cursors on a dense array keep a pin of their line's frame (frame pins, optimized mode) while

@@ -27,11 +27,12 @@ struct tenants_options {
   std::string graph;
   std::string pinning = "frame_pins";
   std::uint64_t frame_bytes = cache_config{}.frame_bytes;
-  std::uint32_t frame_percent = 100;
+  std::uint32_t frame_percent = 0;  // 0: 100, or 50 under --base-first (its base pool)
   // 1 and 3 won on the H200 for dense tenants, 12 less (docs/results.md, 2026-12-04).
   std::uint32_t fill_percent = 1;
   std::uint32_t splinter_percent = cache_config{}.splinter_percent;
   std::uint32_t promote_percent = cache_config{}.promote_percent;
+  bool base_first = false;
   tenants::study_config study;
   storage_options storage;
   std::string json;
@@ -50,10 +51,11 @@ tenants::study_config make_config(tenants_options& o) {
   c.cache = o.storage.cache(0);
   c.cache.capacity_bytes = o.storage.cache_bytes;  // 0: 1/8 of each mix's data
   c.cache.frame_bytes = o.frame_bytes;
-  c.cache.frame_percent = o.frame_percent;
+  c.cache.frame_percent = o.frame_percent != 0 ? o.frame_percent : o.base_first ? 50 : 100;
   c.cache.fill_percent = o.fill_percent;
   c.cache.splinter_percent = o.splinter_percent;
   c.cache.promote_percent = o.promote_percent;
+  c.cache.base_first = o.base_first;
   // Before the first (base) runs, not only when the first two_level cache opens.
   check_policy_percents(c.cache);
   c.cache.pinning = o.pinning == "epochs" ? pinning_kind::epochs : pinning_kind::frame_pins;
@@ -134,9 +136,9 @@ void add_tenants_command(CLI::App& app) {
       ->transform(size_transformer())
       ->capture_default_str();
   c->add_option("--frame-percent", o->frame_percent,
-                "Share of the cache carved into frames (two_level; every tenant is dense)")
-      ->check(CLI::Range(1u, 100u))
-      ->capture_default_str();
+                "Share of the cache carved into frames (two_level; every tenant is dense). "
+                "Default 100, or 50 with --base-first, whose pieces start in the rest")
+      ->check(CLI::Range(1u, 100u));
   c->add_option("--fill-percent", o->fill_percent,
                 "Load the rest of a piece once this share of it is resident, in multi-page "
                 "commands (two_level; 0: never)")
@@ -151,6 +153,9 @@ void add_tenants_command(CLI::App& app) {
                 "Promote a splintered piece back to a frame past this share (two_level)")
       ->check(CLI::Range(1u, 100u))
       ->capture_default_str();
+  c->add_flag("--base-first", o->base_first,
+              "Start pieces on base pages of the base pool and promote them into frames past "
+              "--promote-percent (two_level; needs --frame-percent below 100)");
   c->add_option("--pinning", o->pinning, "frame_pins or epochs (two_level)")
       ->check(CLI::IsMember({"frame_pins", "epochs"}))
       ->capture_default_str();

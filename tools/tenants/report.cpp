@@ -212,6 +212,7 @@ void write_study_json(tools::json_writer& j, const study_config& config,
       .field("fill_percent", config.cache.fill_percent)
       .field("splinter_percent", config.cache.splinter_percent)
       .field("promote_percent", config.cache.promote_percent)
+      .field("base_first", config.cache.base_first)
       .field("pinning", to_string(config.cache.pinning))
       .field("frame_quota", config.frame_quota)
       .field("compaction_agent", config.compaction)

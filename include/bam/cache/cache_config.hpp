@@ -66,6 +66,12 @@ struct cache_config {
   /// to two memory pages instead of one per base page (docs/mosaic.md, "Fill"). 0 (the
   /// default) keeps pure demand loading: only pages that are touched are read.
   std::uint32_t fill_percent = 0;
+  /// two_level: a dense array's pieces start on base pages of the base pool (their first touch
+  /// reserves no frame) and a piece is promoted into a frame of its own once it holds more
+  /// than promote_percent of a frame's pages and a frame is free or CLOCK's victim frame holds
+  /// fewer pages than it (docs/mosaic.md, "Base first"). Splintering is then off: a piece whose
+  /// frame is taken goes back to base pages. Off: the first touch reserves a frame.
+  bool base_first = false;
   /// Epoch reader slots (epochs): 0 picks 4096 on the CPU, every resident thread on a GPU.
   std::uint32_t epoch_slots = 0;
   /// two_level: every hit on a coalesced piece checks that its frame's owner is the reading

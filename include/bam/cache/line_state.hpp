@@ -13,8 +13,9 @@
 /// A pin attempt is a fetch_add of one pin that is undone when the returned word shows BUSY, not
 /// VALID or another owner, so every transition of a BUSY line is a CAS that keeps the pin bits.
 ///
-/// Page entry (32 bits), one per base page of each array: 0 unmapped; line + 1; loading; or
-/// failed with the status of the failed load.
+/// Page entry (32 bits), one per base page of each array: 0 unmapped; line + 1; loading;
+/// failed with the status of the failed load; or blocked: the page of a dense array whose
+/// piece has left base pages (base_first, docs/mosaic.md), to be found through its large entry.
 
 #include <cstdint>
 
@@ -52,6 +53,7 @@ static_assert(!pin_usable(with_tag(line_bits::valid, 8), 9));
 namespace page_bits {
 inline constexpr std::uint32_t unmapped = 0;
 inline constexpr std::uint32_t loading = 0xffffffffu;
+inline constexpr std::uint32_t blocked = 0xfffffffeu;
 inline constexpr std::uint32_t failed_base = 0xfffe0000u;  ///< failed | encoded status (16 bits)
 /// Lines a cache may have: line + 1 must stay below failed_base.
 inline constexpr std::uint64_t max_lines = failed_base - 1u;
@@ -63,7 +65,7 @@ BAM_HD constexpr bool page_mapped(std::uint32_t e) {
 BAM_HD constexpr std::uint32_t page_line(std::uint32_t e) { return e - 1u; }
 BAM_HD constexpr std::uint32_t page_entry_for_line(std::uint32_t line) { return line + 1u; }
 BAM_HD constexpr bool page_failed(std::uint32_t e) {
-  return e >= page_bits::failed_base && e != page_bits::loading;
+  return e >= page_bits::failed_base && e < page_bits::blocked;
 }
 /// A failed entry keeps the failure's status: a device status field, or a host source.
 BAM_HD constexpr std::uint32_t page_failure(io_status s) {
@@ -84,5 +86,7 @@ static_assert(page_failure_status(page_failure(io_status::host(status_source::ti
 static_assert(page_failure_status(page_failure(io_status::from_device(0x281))) ==
               io_status::from_device(0x281));
 static_assert(!page_mapped(page_bits::loading) && !page_failed(page_bits::loading));
+static_assert(!page_mapped(page_bits::blocked) && !page_failed(page_bits::blocked));
+static_assert(page_failed(page_failure(io_status::from_device(0xffff))));
 
 }  // namespace bam::cache

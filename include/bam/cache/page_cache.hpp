@@ -55,7 +55,9 @@ struct array_slot {
 static_assert(std::is_trivially_copyable_v<array_slot>);
 
 /// How an acquire went.
-enum class probe_kind : std::uint8_t { hit = 0, miss = 1, miss_wait = 2, failed = 3 };
+/// moved: the page's entry is blocked (a dense array's piece left base pages, base_first):
+/// nothing is pinned; look at the piece's large entry again.
+enum class probe_kind : std::uint8_t { hit = 0, miss = 1, miss_wait = 2, failed = 3, moved = 4 };
 
 struct acquire_result {
   std::uint32_t line = 0;
@@ -120,6 +122,13 @@ class page_cache_ref {
   [[nodiscard]] BAM_HD std::uint32_t slot_count() const { return slot_count_; }
   [[nodiscard]] BAM_HD const array_slot* slot_at(std::uint32_t i) const { return &slots_[i]; }
 
+  /// Takes `line` exclusively (BUSY) if it holds global page `tag` - 1, VALID, with no pins
+  /// and no other holder; `held` gets the state it had. For moving a page out of the base pool.
+  BAM_HD bool try_take_line(std::uint32_t line, std::uint64_t tag, std::uint64_t& held) const;
+  /// Ends a hold taken by try_take_line: with `empty` the line no longer holds its page (not
+  /// VALID nor dirty, no tag: the next victim search takes it first), else it is as it was.
+  BAM_HD void end_take(std::uint32_t line, bool empty) const;
+
   /// Reads or writes page `page` of `a` into or from `line` (one command); counts it.
   BAM_HD io_status line_io(nvme::io_opcode op, const array_slot& a, std::uint64_t page,
                            std::uint32_t line, std::uint32_t hint, io_where& where) const;
@@ -167,6 +176,8 @@ class page_cache_ref {
   BAM_HD io_status evict(std::uint32_t line, std::uint64_t old_state,
                          const array_slot& for_array) const;
   BAM_HD const array_slot* slot_of_tag(std::uint64_t tag) const;
+  /// base_first: counts a base page of a dense array's piece in its BASE large entry.
+  BAM_HD void count_base_page(const array_slot& a, std::uint64_t page, bool loaded) const;
   BAM_HD std::uint64_t set_state(std::uint32_t line, std::uint64_t keep_mask, std::uint64_t bits,
                                  std::uint32_t add_pins) const;
 

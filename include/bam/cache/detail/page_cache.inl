@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include <bam/cache/mosaic/large_entry.hpp>
 #include <bam/platform/atomic.hpp>
 #include <bam/platform/backoff.hpp>
 #include <bam/platform/clock.hpp>
@@ -130,6 +131,8 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::acquire_slow(
         return load(a, page, tag, pins, hint);
       }
       continue;
+    } else if (e == page_bits::blocked) {
+      return {0, {}, probe_kind::moved};
     } else if (page_failed(e)) {
       // The load failed earlier, and its record may have been reported and cleared since:
       // record the failure again (device and LBA; the command is gone) so that the host's
@@ -267,8 +270,27 @@ BAM_HD inline io_status page_cache_ref::evict(std::uint32_t line, std::uint64_t 
   }
   // release: the write-back finished before anyone can load the page again.
   atomic_ref<std::uint32_t>(owner->page_table[page]).store(page_bits::unmapped, order::release);
+  if (owner->large_table != nullptr) count_base_page(*owner, page, false);
   for_array.stats.add(&cache_stats::evictions, 1);
   return {};
+}
+
+BAM_HD inline void page_cache_ref::count_base_page(const array_slot& a, std::uint64_t page,
+                                                   bool loaded) const {
+  namespace mosaic = cache::mosaic;
+  atomic_ref<std::uint64_t> entry(a.large_table[page >> frames_.geometry.frame_shift]);
+  // relaxed: a count that only steers promotion; no data is published with it.
+  std::uint64_t cur = entry.load(order::relaxed);
+  for (;;) {
+    // A piece that is being promoted (or holds a frame) counts nothing: a promotion takes
+    // every base page of the piece, and an evicted frame's piece starts again from none.
+    if (!mosaic::entry_base(cur)) return;
+    const std::uint32_t n = mosaic::entry_base_count(cur);
+    if (loaded ? n == mosaic::entry_bits::frame_mask : n == 0) return;
+    if (entry.compare_exchange(cur, mosaic::make_base(loaded ? n + 1u : n - 1u), order::relaxed)) {
+      return;  // relaxed: as above
+    }
+  }
 }
 
 BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::load(const array_slot& a,
@@ -330,7 +352,32 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::load(const array_slot&
   atomic_ref<std::uint32_t>(referenced_[line]).store(1u, order::relaxed);  // relaxed: a CLOCK hint
   // release: the line's state and data before the page can be found mapped.
   entry.store(page_entry_for_line(line), order::release);
+  if (a.large_table != nullptr) count_base_page(a, page, true);
   return {line, {}, probe_kind::miss};
+}
+
+BAM_HD inline bool page_cache_ref::try_take_line(std::uint32_t line, std::uint64_t tag,
+                                                 std::uint64_t& held) const {
+  using namespace cache;
+  atomic_ref<std::uint64_t> st(state_[line]);
+  std::uint64_t s = st.load(order::relaxed);  // relaxed: a check; the CAS below orders
+  if (!pin_usable(s, tag) || line_pins(s) != 0) return false;
+  // acquire: the last pin holders' accesses (released by their unpins) before we read the line.
+  if (!st.compare_exchange(s, s | line_bits::busy, order::acquire)) return false;
+  held = s;
+  return true;
+}
+
+BAM_HD inline void page_cache_ref::end_take(std::uint32_t line, bool empty) const {
+  using namespace cache;
+  if (empty) atomic_ref<std::uint32_t>(referenced_[line]).store(0u, order::relaxed);  // a hint
+  // release: what we did with the line (read it out) before its next holder's acquire.
+  detail::update_word(
+      state_[line],
+      [empty](std::uint64_t cur) {
+        return empty ? (cur & line_bits::pin_mask) : (cur & ~line_bits::busy);
+      },
+      order::release);
 }
 
 BAM_HD inline io_status page_cache_ref::flush_line(const array_slot& a, std::uint32_t line) const {

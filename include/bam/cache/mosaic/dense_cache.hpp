@@ -108,7 +108,13 @@ class dense_cache_ref {
   [[nodiscard]] BAM_HD acquire_result acquire_then(const array_slot& a, std::uint64_t page,
                                                    std::uint32_t hint, frame_guard& guard,
                                                    Use&& use) const;
-  BAM_HD void release(const frame_guard& guard) const { pinning_.leave(guard); }
+  BAM_HD void release(const frame_guard& guard) const {
+    if (guard.base_line != 0) {
+      cache_.release(guard.base_line - 1u);
+    } else {
+      pinning_.leave(guard);
+    }
+  }
   /// Marks a protected line dirty (before release).
   BAM_HD void mark_dirty(std::uint32_t line) const;
 
@@ -259,8 +265,35 @@ class dense_cache_ref {
   BAM_HD const array_slot* tenant_array(std::uint32_t tenant) const;
   BAM_HD void copy_line(std::uint32_t from, std::uint32_t to) const;
   BAM_HD std::uint32_t slot_bit_count(std::uint64_t* bits, std::uint32_t frame) const;
+  /// One CLOCK step over frames (a chunk): a free frame, else the first unreferenced frame
+  /// holding fewer than `fewer_than` pages, emptied and HELD for the caller.
   BAM_HD bool claim_frame(const array_slot& a, bool own_only, std::uint32_t& frame,
-                          std::uint64_t deadline_ns) const;
+                          std::uint64_t deadline_ns, std::uint32_t fewer_than = ~0u) const;
+  /// Base first (detail/base_first.inl). Pages a BASE piece must hold to be promoted.
+  BAM_HD std::uint32_t base_promote_slots() const;
+  /// Promotes BASE piece `piece` (entry `e`) into a frame of its own: closes the entry, claims
+  /// a free frame or a victim with fewer pages, takes every page of the piece off the base
+  /// path, moves the resident ones into their slots and publishes the entry COALESCED. When no
+  /// frame or page can be had in time the entry is BASE again, with half its count (so that
+  /// the next try waits for more loads). True when the entry changed (look again).
+  BAM_HD bool promote_base(const array_slot& a, std::uint64_t piece, std::uint64_t e) const;
+  BAM_HD bool claim_for_promotion(const array_slot& a, std::uint32_t pages,
+                                  std::uint32_t& frame) const;
+  /// Blocks every page entry of `piece` (a load in progress is waited for) and takes the
+  /// lines of its mapped pages BUSY; false past the deadline, with everything given back.
+  BAM_HD bool take_base_pages(const array_slot& a, std::uint64_t piece,
+                              std::uint64_t deadline_ns) const;
+  /// Gives back what take_base_pages took of pages [first, end).
+  BAM_HD void give_back_base_pages(const array_slot& a, std::uint64_t first,
+                                   std::uint64_t end) const;
+  /// Copies the taken lines of `piece` into their slots of HELD `frame` (dirty bits kept) and
+  /// frees them; returns how many.
+  BAM_HD std::uint32_t move_base_pages(const array_slot& a, std::uint64_t piece,
+                                       std::uint32_t frame) const;
+  /// The page entries of `piece` become unmapped again (its frame is being emptied).
+  BAM_HD void unblock_base_pages(const array_slot& a, std::uint64_t piece) const;
+  /// [first, end) pages of `piece` in `a`.
+  BAM_HD std::uint64_t piece_end(const array_slot& a, std::uint64_t piece) const;
   BAM_HD bool admit(const array_slot& a) const;
   BAM_HD void give_back_admission(const array_slot& a) const;
   BAM_HD bool owner_is(const array_slot& a, std::uint64_t e, std::uint64_t piece) const;
@@ -335,6 +368,7 @@ class dense_cache_ref {
 
 }  // namespace bam::cache::mosaic
 
+#include <bam/cache/mosaic/detail/base_first.inl>
 #include <bam/cache/mosaic/detail/compaction.inl>
 #include <bam/cache/mosaic/detail/dense_cache.inl>
 #include <bam/cache/mosaic/detail/fill.inl>

@@ -50,6 +50,8 @@ struct frame_pool_view {
   /// cache_config::fill_percent as slots: a coalesced piece that reaches this many resident
   /// pages by a demand load gets the rest loaded at once (dense_cache_ref::fill_piece); 0: never.
   std::uint32_t fill_slots = 0;
+  /// cache_config::base_first: pieces start on base pages (large entry BASE) and are promoted.
+  bool base_first = false;
 
   [[nodiscard]] BAM_HD bool enabled() const { return geometry.frames != 0; }
   /// The word of `bits` (resident, busy or dirty) holding slot `slot` of `frame`.

@@ -7,13 +7,16 @@
 ///     63         62        61          40 39       24 23       0
 ///     | COALESCED | CLOSED | generation   | tenant    | frame    |
 ///
-/// 0: the piece holds no frame. CLOSED alone: a thread is reserving a frame for the piece,
-/// evicting or splintering the piece's frame, or promoting the piece; readers wait for it to
-/// change. COALESCED: base page j of the piece lives in slot j of `frame`, reserved for
-/// `tenant` (array slot + 1) in `generation`. COALESCED and CLOSED together (SPLINTERED): the
-/// piece holds no frame of its own; its resident pages are base pages in the tenant's shared
-/// frame `frame` (dense_cache.hpp), which carries the same tag, so readers protect it exactly
-/// as a coalesced piece's frame.
+/// No flag (BASE): the piece holds no frame. With cache_config::base_first its pages are base
+/// pages of the base pool, found through the array's page table, and the frame field counts
+/// them (loads add one, evictions take one away; a heuristic for promotion, not an exact count);
+/// otherwise the word is 0 until the first touch reserves a frame. CLOSED alone: a thread is
+/// reserving a frame for the piece, evicting or splintering the piece's frame, or promoting the
+/// piece; readers wait for it to change. COALESCED: base page j of the piece lives in slot j of
+/// `frame`, reserved for `tenant` (array slot + 1) in `generation`. COALESCED and CLOSED together
+/// (SPLINTERED): the piece holds no frame of its own; its resident pages are base pages in the
+/// tenant's shared frame `frame` (dense_cache.hpp), which carries the same tag, so readers protect
+/// it exactly as a coalesced piece's frame.
 ///
 /// Frame state (64 bits), one per frame:
 ///
@@ -44,6 +47,17 @@ inline constexpr std::uint64_t splintered = coalesced | closed;
 inline constexpr std::uint64_t empty = 0;
 inline constexpr std::uint64_t max_frames = frame_mask + 1;
 }  // namespace entry_bits
+
+/// A BASE entry holding `count` base pages (base_first).
+BAM_HD constexpr std::uint64_t make_base(std::uint32_t count) {
+  return std::uint64_t{count} & entry_bits::frame_mask;
+}
+/// True for a piece with no frame of its own nor a shared one, and no thread changing that.
+BAM_HD constexpr bool entry_base(std::uint64_t e) { return (e & entry_bits::splintered) == 0; }
+/// The base pages a BASE entry counts.
+BAM_HD constexpr std::uint32_t entry_base_count(std::uint64_t e) {
+  return static_cast<std::uint32_t>(e & entry_bits::frame_mask);
+}
 
 BAM_HD constexpr std::uint64_t make_entry(std::uint32_t frame, std::uint32_t tenant,
                                           std::uint32_t gen) {
@@ -114,6 +128,9 @@ BAM_HD constexpr std::uint64_t frame_opened(std::uint64_t s, std::uint64_t e) {
   return frame_pins(s) | frame_bits::open | (entry_tag(e) << frame_bits::tag_shift);
 }
 
+static_assert(entry_base(make_base(5)) && entry_base_count(make_base(5)) == 5);
+static_assert(entry_base(entry_bits::empty) && !entry_base(entry_bits::closed));
+static_assert(!entry_base(make_entry(1, 2, 3)) && !entry_base(closed_by_evictor(1)));
 static_assert(entry_frame(make_entry(12345, 7, 99)) == 12345);
 static_assert(entry_tenant(make_entry(12345, 7, 99)) == 7);
 static_assert(entry_gen(make_entry(12345, 7, 99)) == 99);

@@ -33,6 +33,8 @@ struct frame_guard {
   std::uint64_t entry = 0;  ///< the coalesced entry it read
   std::uint32_t slot = 0;   ///< epochs: the reader slot it announced in
   std::uint32_t pins = 0;   ///< frame pins: how many it took
+  /// base_first: the base line + 1 that a BASE piece's page was pinned in (0: a frame's guard).
+  std::uint32_t base_line = 0;
 };
 
 /// An epoch section a reader keeps open across accesses (pinning_kind::epochs): one

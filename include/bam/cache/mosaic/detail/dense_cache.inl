@@ -47,6 +47,11 @@ BAM_HD inline std::uint64_t dense_cache_ref::give_up_at(const array_slot* a) con
 }
 
 BAM_HD inline void dense_cache_ref::mark_dirty(std::uint32_t line) const {
+  // A base page of a piece on base pages (base first) lives in a line of the base pool.
+  if (line >= pool_.geometry.frame_lines) {
+    cache_.mark_dirty(line);
+    return;
+  }
   const std::uint32_t frame = line >> pool_.geometry.frame_shift;
   const std::uint32_t slot = line & (pool_.geometry.lines_per_frame - 1u);
   atomic_ref<std::uint64_t> d(pool_.word(pool_.dirty, frame, slot));
@@ -76,7 +81,8 @@ BAM_HD inline std::uint32_t dense_cache_ref::meta_lines() const {
 
 BAM_HD inline bool dense_cache_ref::splinters() const {
   const std::uint32_t p = pool_.geometry.lines_per_frame;
-  return pool_.splinter_percent != 0 && p >= 4 && 2 * meta_lines() <= p;
+  // Under base first an evicted frame's piece goes back to base pages instead.
+  return !pool_.base_first && pool_.splinter_percent != 0 && p >= 4 && 2 * meta_lines() <= p;
 }
 
 BAM_HD inline std::uint64_t& dense_cache_ref::tag_word(std::uint32_t frame, std::uint32_t k) const {
@@ -309,6 +315,22 @@ BAM_HD acquire_result dense_cache_ref::acquire_then(const array_slot& a, std::ui
         loaded = true;
         continue;  // read it under protection
       }
+    } else if (r == enter_result::not_coalesced && pool_.base_first && entry_base(guard.entry)) {
+      // A piece on base pages: promote it once it holds enough of them (one try per access),
+      // else serve the page from the base pool.
+      const std::uint64_t e = guard.entry;
+      if (!promoted && entry_base_count(e) > base_promote_slots()) {
+        promoted = true;
+        if (promote_base(a, piece, e)) continue;
+      }
+      const acquire_result b = cache_.acquire(a, page, 1, hint);
+      if (b.kind == probe_kind::failed) return b;
+      if (b.kind != probe_kind::moved) {
+        guard = frame_guard{.entry = e, .base_line = b.line + 1u};
+        use(b.line);
+        return {b.line, {}, waited && b.kind == probe_kind::hit ? probe_kind::miss_wait : b.kind};
+      }
+      waited = true;  // the piece left base pages under us: wait for its entry
     } else if (r == enter_result::not_coalesced && guard.entry == entry_bits::empty) {
       std::uint64_t expected = entry_bits::empty;
       // acquire: an evictor wrote the piece's dirty pages back before it emptied the entry.
@@ -735,8 +757,8 @@ BAM_HD inline void dense_cache_ref::reopen(std::uint32_t frame) const {
 }
 
 BAM_HD inline bool dense_cache_ref::claim_frame(const array_slot& a, bool own_only,
-                                                std::uint32_t& frame,
-                                                std::uint64_t deadline_ns) const {
+                                                std::uint32_t& frame, std::uint64_t deadline_ns,
+                                                std::uint32_t fewer_than) const {
   const std::uint32_t frames = pool_.geometry.frames;
   const std::uint32_t chunk = frames < 8 ? frames : 8;
   // relaxed: the hand only spreads the searches; the CAS in try_hold decides ownership.
@@ -757,6 +779,11 @@ BAM_HD inline bool dense_cache_ref::claim_frame(const array_slot& a, bool own_on
         continue;
       }
       if (own_only && (frame_tag(s) & entry_bits::tenant_mask) != a.tenant) continue;
+      // relaxed: a count that steers the choice; the hold below decides.
+      if (fewer_than != ~0u &&
+          atomic_ref<std::uint32_t>(pool_.resident_count[f]).load(order::relaxed) >= fewer_than) {
+        continue;
+      }
       atomic_ref<std::uint32_t> ref(pool_.referenced[f]);
       if (ref.load(order::relaxed) != 0) {  // relaxed: a CLOCK hint
         ref.store(0u, order::relaxed);      // second chance
@@ -947,8 +974,10 @@ BAM_HD inline bool dense_cache_ref::empty_held(std::uint32_t frame, std::uint64_
     // relaxed: a count (admit); the frame leaves its tenant.
     atomic_ref<std::uint32_t>(*owner->frames_held).fetch_sub(1u, order::relaxed);
   }
-  // release: the write-back finished before the piece can be reserved and loaded again (a
-  // splintered piece's entry was published by splinter()).
+  if (pool_.base_first) unblock_base_pages(*owner, piece);
+  // release: the write-back (and under base first the unblocked page entries) before the
+  // piece can be reserved and loaded again (a splintered piece's entry was published by
+  // splinter()).
   if (splintered == splinter_result::none) entry.store(entry_bits::empty, order::release);
   return true;
 }
