@@ -79,6 +79,37 @@ TEST_P(BaseFirst, SparseRandomAccessBeyondTheCacheStaysOnBasePagesAndHoldsNoFram
   EXPECT_NO_THROW(a.check());
 }
 
+TEST_P(BaseFirst, WithFillsSparsePiecesTakeOnlyFreeFramesAndFillThem) {
+  // The same sparse access with fills at 12% (8 of 64 pages): the first pieces to get there
+  // take the free frames and load the rest of themselves; once the frames are full the other
+  // pieces stay on base pages, and no frame holds an empty slot.
+  constexpr std::uint64_t pieces = 64;
+  cache_config c = base_first(GetParam());
+  c.fill_percent = 12;
+  rig r(pattern_image(pieces * words_per_piece), c);
+  array<const std::uint64_t> a(*r.cache, r.ssd->ref(), {.dense = true});
+  const array_ref<const std::uint64_t> ref = a.ref();
+  lcg g{12};
+  std::uint64_t wrong = 0;
+  for (int n = 0; n < 20'000; ++n) {
+    const std::uint64_t i = g.below(pieces * words_per_piece);
+    std::uint64_t v = 0;
+    if (!ref.try_read(i, v).ok() || v != word_at(i)) ++wrong;
+  }
+  EXPECT_EQ(wrong, 0u);
+  const std::uint32_t frames = r.pool().geometry.frames;
+  const cache_stats s = a.stats();
+  EXPECT_EQ(s.promotions, frames) << "free frames only: none was taken from another piece";
+  EXPECT_EQ(s.fills, frames);
+  const tenant_stats t = a.frame_stats();
+  EXPECT_EQ(t.frames_coalesced, frames);
+  EXPECT_EQ(t.bloat_bytes, 0u);
+  std::uint64_t on_base = 0;
+  for (std::uint64_t p = 0; p < pieces; ++p) on_base += entry_base(entry_of(a, p));
+  EXPECT_EQ(on_base, pieces - frames);
+  EXPECT_NO_THROW(a.check());
+}
+
 TEST_P(BaseFirst, ADenseScanPromotesEveryPieceAndReadsEachPageOnce) {
   constexpr std::uint64_t pieces = 8;  // as many as frames
   rig r(pattern_image(pieces * words_per_piece), base_first(GetParam()));

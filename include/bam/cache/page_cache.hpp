@@ -122,9 +122,12 @@ class page_cache_ref {
   [[nodiscard]] BAM_HD std::uint32_t slot_count() const { return slot_count_; }
   [[nodiscard]] BAM_HD const array_slot* slot_at(std::uint32_t i) const { return &slots_[i]; }
 
-  /// Takes `line` exclusively (BUSY) if it holds global page `tag` - 1, VALID, with no pins
-  /// and no other holder; `held` gets the state it had. For moving a page out of the base pool.
-  BAM_HD bool try_take_line(std::uint32_t line, std::uint64_t tag, std::uint64_t& held) const;
+  /// Takes `line` BUSY if it holds global page `tag` - 1, VALID, with no other holder. Pins
+  /// already taken stay (their readers finish; drain_line waits for them) and new ones fail.
+  /// For moving a page out of the base pool.
+  BAM_HD bool try_take_line(std::uint32_t line, std::uint64_t tag) const;
+  /// Waits until a line taken by try_take_line has no pins; false past the deadline.
+  BAM_HD bool drain_line(std::uint32_t line, std::uint64_t deadline_ns) const;
   /// Ends a hold taken by try_take_line: with `empty` the line no longer holds its page (not
   /// VALID nor dirty, no tag: the next victim search takes it first), else it is as it was.
   BAM_HD void end_take(std::uint32_t line, bool empty) const;

@@ -356,15 +356,25 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::load(const array_slot&
   return {line, {}, probe_kind::miss};
 }
 
-BAM_HD inline bool page_cache_ref::try_take_line(std::uint32_t line, std::uint64_t tag,
-                                                 std::uint64_t& held) const {
+BAM_HD inline bool page_cache_ref::try_take_line(std::uint32_t line, std::uint64_t tag) const {
   using namespace cache;
   atomic_ref<std::uint64_t> st(state_[line]);
   std::uint64_t s = st.load(order::relaxed);  // relaxed: a check; the CAS below orders
-  if (!pin_usable(s, tag) || line_pins(s) != 0) return false;
+  for (;;) {
+    if (!pin_usable(s, tag)) return false;
+    // relaxed: taking BUSY publishes nothing; drain_line acquires the pin holders' work.
+    if (st.compare_exchange(s, s | line_bits::busy, order::relaxed)) return true;
+  }
+}
+
+BAM_HD inline bool page_cache_ref::drain_line(std::uint32_t line, std::uint64_t deadline_ns) const {
+  atomic_ref<std::uint64_t> st(state_[line]);
+  backoff pause;
   // acquire: the last pin holders' accesses (released by their unpins) before we read the line.
-  if (!st.compare_exchange(s, s | line_bits::busy, order::acquire)) return false;
-  held = s;
+  while (cache::line_pins(st.load(order::acquire)) != 0) {
+    if (now_ns() > deadline_ns) return false;
+    pause.pause();
+  }
   return true;
 }
 

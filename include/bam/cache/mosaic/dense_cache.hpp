@@ -276,11 +276,19 @@ class dense_cache_ref {
   /// path, moves the resident ones into their slots and publishes the entry COALESCED. When no
   /// frame or page can be had in time the entry is BASE again, with half its count (so that
   /// the next try waits for more loads). True when the entry changed (look again).
-  BAM_HD bool promote_base(const array_slot& a, std::uint64_t piece, std::uint64_t e) const;
-  BAM_HD bool claim_for_promotion(const array_slot& a, std::uint32_t pages,
+  /// `early`: a try that takes only a free frame (below).
+  BAM_HD bool promote_base(const array_slot& a, std::uint64_t piece, std::uint64_t e,
+                           bool early) const;
+  /// Whether BASE entry `e` is due a promotion try: past promote_percent, or (`early`) past
+  /// the fill threshold when fills are on, for a free frame only. Filled at once, a frame that
+  /// nobody else wanted holds data rather than nothing, and a piece used densely skips most
+  /// of its base phase (one command per page).
+  BAM_HD bool promotion_due(std::uint64_t e, bool& early) const;
+  BAM_HD bool claim_for_promotion(const array_slot& a, std::uint32_t pages, bool free_only,
                                   std::uint32_t& frame) const;
-  /// Blocks every page entry of `piece` (a load in progress is waited for) and takes the
-  /// lines of its mapped pages BUSY; false past the deadline, with everything given back.
+  /// Blocks every page entry of `piece` (a load in progress is waited for), takes the lines
+  /// of its mapped pages BUSY and waits for their pins to drain; false past the deadline,
+  /// with everything given back.
   BAM_HD bool take_base_pages(const array_slot& a, std::uint64_t piece,
                               std::uint64_t deadline_ns) const;
   /// Gives back what take_base_pages took of pages [first, end).

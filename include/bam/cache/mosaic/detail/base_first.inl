@@ -34,6 +34,7 @@ BAM_HD inline std::uint64_t dense_cache_ref::piece_end(const array_slot& a,
 }
 
 BAM_HD inline bool dense_cache_ref::claim_for_promotion(const array_slot& a, std::uint32_t pages,
+                                                        bool free_only,
                                                         std::uint32_t& frame) const {
   // A tenant at its quota promotes only over one of its own frames.
   const bool admitted = admit(a);
@@ -41,9 +42,10 @@ BAM_HD inline bool dense_cache_ref::claim_for_promotion(const array_slot& a, std
   // One turn of the frame CLOCK at most: a promotion is worth a free frame or a sparser one,
   // not a wait (the piece is served from the base pool meanwhile).
   const std::uint32_t frames = pool_.geometry.frames;
-  const std::uint32_t steps = frames / (frames < 8 ? frames : 8u) + 1u;
+  // An early try looks at one chunk for a free frame (no frame holds fewer than 0 pages).
+  const std::uint32_t steps = free_only ? 1u : frames / (frames < 8 ? frames : 8u) + 1u;
   for (std::uint32_t i = 0; i < steps; ++i) {
-    if (claim_frame(a, !admitted, frame, deadline_ns, pages)) return true;
+    if (claim_frame(a, !admitted, frame, deadline_ns, free_only ? 0u : pages)) return true;
   }
   if (admitted) give_back_admission(a);
   return false;
@@ -53,9 +55,12 @@ BAM_HD inline bool dense_cache_ref::take_base_pages(const array_slot& a, std::ui
                                                     std::uint64_t deadline_ns) const {
   const std::uint64_t first = piece << pool_.geometry.frame_shift;
   const std::uint64_t end = piece_end(a, piece);
-  backoff pause;
+  // First every page entry blocked or its line BUSY, so that no new pin or load starts on
+  // the piece; then the pins already taken drain (one access each). Lines of a piece read
+  // hard are never seen without pins, so taking them only with none would never finish.
   for (std::uint64_t p = first; p < end; ++p) {
     atomic_ref<std::uint32_t> pe(a.page_table[p]);
+    backoff pause;
     for (;;) {
       // acquire: a loader's line (state and data) was published with its entry.
       std::uint32_t v = pe.load(order::acquire);
@@ -66,14 +71,21 @@ BAM_HD inline bool dense_cache_ref::take_base_pages(const array_slot& a, std::ui
         if (pe.compare_exchange(v, page_bits::blocked, order::acquire)) break;
         continue;
       }
-      std::uint64_t held = 0;
-      if (page_mapped(v) && cache_.try_take_line(page_line(v), a.tag_base + p + 1u, held)) break;
-      // Loading, pinned, or being evicted by the base CLOCK (whose entry store comes next).
+      if (page_mapped(v) && cache_.try_take_line(page_line(v), a.tag_base + p + 1u)) break;
+      // Loading, or being evicted by the base CLOCK (whose entry store comes next).
       if (now_ns() > deadline_ns) {
         give_back_base_pages(a, first, p);
         return false;
       }
       pause.pause();
+    }
+  }
+  for (std::uint64_t p = first; p < end; ++p) {
+    // relaxed: ours since we took it.
+    const std::uint32_t v = atomic_ref<std::uint32_t>(a.page_table[p]).load(order::relaxed);
+    if (page_mapped(v) && !cache_.drain_line(page_line(v), deadline_ns)) {
+      give_back_base_pages(a, first, end);
+      return false;
     }
   }
   return true;
@@ -131,8 +143,14 @@ BAM_HD inline void dense_cache_ref::unblock_base_pages(const array_slot& a,
   }
 }
 
+BAM_HD inline bool dense_cache_ref::promotion_due(std::uint64_t e, bool& early) const {
+  const std::uint32_t n = entry_base_count(e);
+  early = n <= base_promote_slots();
+  return !early || (pool_.fill_slots != 0 && n >= pool_.fill_slots);
+}
+
 BAM_HD inline bool dense_cache_ref::promote_base(const array_slot& a, std::uint64_t piece,
-                                                 std::uint64_t e) const {
+                                                 std::uint64_t e, bool early) const {
   atomic_ref<std::uint64_t> entry(a.large_table[piece]);
   std::uint64_t expected = e;
   // acquire: the page entries an evictor unblocked (released with its BASE store).
@@ -144,7 +162,7 @@ BAM_HD inline bool dense_cache_ref::promote_base(const array_slot& a, std::uint6
     return false;
   };
   std::uint32_t frame = 0;
-  if (!claim_for_promotion(a, count, frame)) return give_up();
+  if (!claim_for_promotion(a, count, early, frame)) return give_up();
   // Pins of base lines are held for one access, loads for one command: a short bound, since
   // a failed try only leaves the piece on base pages.
   if (!take_base_pages(a, piece, now_ns() + 100 * victim_drain_ns)) {

@@ -319,9 +319,10 @@ BAM_HD acquire_result dense_cache_ref::acquire_then(const array_slot& a, std::ui
       // A piece on base pages: promote it once it holds enough of them (one try per access),
       // else serve the page from the base pool.
       const std::uint64_t e = guard.entry;
-      if (!promoted && entry_base_count(e) > base_promote_slots()) {
+      bool early = false;
+      if (!promoted && promotion_due(e, early)) {
         promoted = true;
-        if (promote_base(a, piece, e)) continue;
+        if (promote_base(a, piece, e, early)) continue;
       }
       const acquire_result b = cache_.acquire(a, page, 1, hint);
       if (b.kind == probe_kind::failed) return b;
