@@ -42,6 +42,15 @@ inline std::shared_ptr<backing_store> pattern_image(std::uint64_t words) {
   return image;
 }
 
+/// A tiny deterministic generator (the same sequence on every run).
+struct lcg {
+  std::uint64_t x;
+  std::uint64_t below(std::uint64_t n) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return (x >> 33) % n;
+  }
+};
+
 /// A two_level cache of `lines` lines of `line_bytes`, frames of `frame_lines` lines over
 /// `percent` of them.
 inline cache_config two_level(pinning_kind p, std::uint32_t line_bytes = 512,

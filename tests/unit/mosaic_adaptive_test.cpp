@@ -21,6 +21,7 @@ using bam::testing::mosaic::adaptive;
 using bam::testing::mosaic::adaptive_geometry;
 using bam::testing::mosaic::entry_of;
 using bam::testing::mosaic::kind_name;
+using bam::testing::mosaic::lcg;
 using bam::testing::mosaic::pattern_image;
 using bam::testing::mosaic::rig;
 using bam::testing::mosaic::word_at;
@@ -30,15 +31,6 @@ constexpr std::uint64_t pages_per_piece = adaptive_geometry::pages_per_piece;
 constexpr std::uint64_t words_per_piece = adaptive_geometry::words_per_piece;
 constexpr std::uint64_t pieces = 48;
 constexpr std::uint64_t words = pieces * words_per_piece;
-
-/// A tiny deterministic generator (the same sequence on every run).
-struct lcg {
-  std::uint64_t x;
-  std::uint64_t below(std::uint64_t n) {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    return (x >> 33) % n;
-  }
-};
 
 /// Reads one word of every `count` random pages, one page per piece at a time; counts misreads.
 std::uint64_t sparse_reads(const array_ref<const std::uint64_t>& ref, std::uint64_t count,

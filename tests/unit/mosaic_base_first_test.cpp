@@ -22,6 +22,7 @@ using bam::testing::mosaic::adaptive;
 using bam::testing::mosaic::adaptive_geometry;
 using bam::testing::mosaic::entry_of;
 using bam::testing::mosaic::kind_name;
+using bam::testing::mosaic::lcg;
 using bam::testing::mosaic::pattern_image;
 using bam::testing::mosaic::rig;
 using bam::testing::mosaic::word_at;
@@ -39,13 +40,18 @@ cache_config base_first(pinning_kind p) {
   return c;
 }
 
-struct lcg {
-  std::uint64_t x;
-  std::uint64_t below(std::uint64_t n) {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    return (x >> 33) % n;
+/// Reads `count` random words of the first `pieces` pieces; counts misreads and failures.
+std::uint64_t random_reads(const array_ref<const std::uint64_t>& ref, std::uint64_t pieces,
+                           std::uint64_t count, std::uint64_t seed) {
+  lcg g{seed};
+  std::uint64_t wrong = 0;
+  for (std::uint64_t n = 0; n < count; ++n) {
+    const std::uint64_t i = g.below(pieces * words_per_piece);
+    std::uint64_t v = 0;
+    if (!ref.try_read(i, v).ok() || v != word_at(i)) ++wrong;
   }
-};
+  return wrong;
+}
 
 class BaseFirst : public ::testing::TestWithParam<pinning_kind> {};
 
@@ -55,15 +61,7 @@ TEST_P(BaseFirst, SparseRandomAccessBeyondTheCacheStaysOnBasePagesAndHoldsNoFram
   constexpr std::uint64_t pieces = 64;
   rig r(pattern_image(pieces * words_per_piece), base_first(GetParam()));
   array<const std::uint64_t> a(*r.cache, r.ssd->ref(), {.dense = true});
-  const array_ref<const std::uint64_t> ref = a.ref();
-  lcg g{11};
-  std::uint64_t wrong = 0;
-  for (int n = 0; n < 20'000; ++n) {
-    const std::uint64_t i = g.below(pieces * words_per_piece);
-    std::uint64_t v = 0;
-    if (!ref.try_read(i, v).ok() || v != word_at(i)) ++wrong;
-  }
-  EXPECT_EQ(wrong, 0u);
+  EXPECT_EQ(random_reads(a.ref(), pieces, 20'000, 11), 0u);
   const cache_stats s = a.stats();
   EXPECT_EQ(s.coalesces, 0u);
   EXPECT_EQ(s.promotions, 0u);
@@ -88,15 +86,7 @@ TEST_P(BaseFirst, WithFillsSparsePiecesTakeOnlyFreeFramesAndFillThem) {
   c.fill_percent = 12;
   rig r(pattern_image(pieces * words_per_piece), c);
   array<const std::uint64_t> a(*r.cache, r.ssd->ref(), {.dense = true});
-  const array_ref<const std::uint64_t> ref = a.ref();
-  lcg g{12};
-  std::uint64_t wrong = 0;
-  for (int n = 0; n < 20'000; ++n) {
-    const std::uint64_t i = g.below(pieces * words_per_piece);
-    std::uint64_t v = 0;
-    if (!ref.try_read(i, v).ok() || v != word_at(i)) ++wrong;
-  }
-  EXPECT_EQ(wrong, 0u);
+  EXPECT_EQ(random_reads(a.ref(), pieces, 20'000, 12), 0u);
   const std::uint32_t frames = r.pool().geometry.frames;
   const cache_stats s = a.stats();
   EXPECT_EQ(s.promotions, frames) << "free frames only: none was taken from another piece";
