@@ -65,6 +65,10 @@ void check_policy_percents(const cache_config& c) {
   if (c.frame_percent == 0 || c.frame_percent > 100) bad("frame_percent must be 1..100");
   if (c.promote_percent == 0 || c.promote_percent > 100) bad("promote_percent must be 1..100");
   if (c.fill_percent > 100) bad("fill_percent must be 0..100");
+  if (c.base_first && c.frame_percent == 100) {
+    // Its pieces start in the lines outside the frames, which would be a line or two.
+    bad("base_first needs frame_percent below 100 (its pieces start outside the frames)");
+  }
   if (c.splinter_percent >= c.promote_percent) {
     // A piece splintered at this residency would be promoted again at once.
     bad("splinter_percent (" + std::to_string(c.splinter_percent) +

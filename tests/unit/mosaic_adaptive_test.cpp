@@ -158,6 +158,11 @@ TEST(AdaptiveKnobs, AreCheckedWithTheCacheConfiguration) {
   c.splinter_percent = 0;
   EXPECT_NO_THROW(plan_cache(c, 1u << 20, 1));
   EXPECT_NO_THROW(check_policy_percents(c));
+  c.base_first = true;  // its pieces start outside the frames: some lines must be left
+  c.frame_percent = 100;
+  EXPECT_THROW(check_policy_percents(c), input_error);
+  c.frame_percent = 99;
+  EXPECT_NO_THROW(check_policy_percents(c));
 }
 
 INSTANTIATE_TEST_SUITE_P(BothPinnings, Adaptive,

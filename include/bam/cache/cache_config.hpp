@@ -79,9 +79,10 @@ struct cache_config {
   bool check_frame_owners = debug_build;
 };
 
-/// Checks the two_level policy percentages (frame_percent, promote_percent, fill_percent and
-/// splinter_percent below promote_percent), as a two_level page_cache does when it opens; a
-/// tool can call it before it runs anything. Throws bam::input_error naming the bad value.
+/// Checks the two_level policy percentages (frame_percent, below 100 under base_first;
+/// promote_percent, fill_percent and splinter_percent below promote_percent), as a two_level
+/// page_cache does when it opens; a tool can call it before it runs anything. Throws
+/// bam::input_error naming the bad value.
 void check_policy_percents(const cache_config& c);
 
 }  // namespace bam

@@ -300,7 +300,7 @@ class dense_cache_ref {
                                        std::uint32_t frame) const;
   /// The page entries of `piece` become unmapped again (its frame is being emptied).
   BAM_HD void unblock_base_pages(const array_slot& a, std::uint64_t piece) const;
-  /// [first, end) pages of `piece` in `a`.
+  /// One past the last page of `piece` in `a` (the last piece may be short).
   BAM_HD std::uint64_t piece_end(const array_slot& a, std::uint64_t piece) const;
   BAM_HD bool admit(const array_slot& a) const;
   BAM_HD void give_back_admission(const array_slot& a) const;
