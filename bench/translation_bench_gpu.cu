@@ -16,13 +16,14 @@
 #include <bam/runtime/resources.hpp>
 
 #include "cuda_event.cuh"
+#include "translation_gathers.cuh"
 #include "translation_runner.hpp"
 
 namespace bam::bench::translation {
 
 namespace {
 
-constexpr std::uint32_t block_threads = 256;
+constexpr std::uint32_t block_threads = gather_block_threads;
 
 /// Writes reader_slot_bound() (from %nsmid and %nwarpid) for the epoch slot count.
 struct slot_bound {
@@ -32,14 +33,6 @@ struct slot_bound {
   }
 };
 
-template <class Kernel>
-std::uint32_t resident_grid(const cudaDeviceProp& prop) {
-  int per_sm = 0;
-  BAM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_function<Kernel>(),
-                                                               block_threads, 0));
-  return static_cast<std::uint32_t>(std::max(per_sm, 1) * prop.multiProcessorCount);
-}
-
 class gpu_runner final : public runner {
  public:
   explicit gpu_runner(const translation_bench_options& o)
@@ -47,8 +40,8 @@ class gpu_runner final : public runner {
     int device = 0;
     BAM_CUDA_CHECK(cudaGetDevice(&device));
     BAM_CUDA_CHECK(cudaGetDeviceProperties(&prop_, device));
-    fill_grids<0>(grids_[0]);
-    fill_grids<2>(grids_[1]);
+    gather_grids<0>(prop_, grids_[0]);
+    gather_grids<2>(prop_, grids_[1]);
     full_ = o.occupancy == "full";
     // The L2 set-aside for persisting accesses is a limit of this process's context: it is
     // raised only around lean_l2 runs, so the other schemes have the whole L2.
@@ -88,10 +81,12 @@ class gpu_runner final : public runner {
     zero_async(wrong_.data(), 8, stream_.get());
     if (sc == scheme::lean_l2) set_lean_window(true);
     BAM_CUDA_CHECK(cudaEventRecord(begin_.get(), stream_.get()));
+    auto* sink = sink_.as<std::uint64_t>();
+    auto* wrong_count = wrong_.as<std::uint64_t>();
     if (full_) {
-      dispatch<2>(sc, gathers, bytes, seed);
+      launch_gathers<2>(stream_.get(), grids_[1], sc, f_, gathers, bytes, seed, sink, wrong_count);
     } else {
-      dispatch<0>(sc, gathers, bytes, seed);
+      launch_gathers<0>(stream_.get(), grids_[0], sc, f_, gathers, bytes, seed, sink, wrong_count);
     }
     BAM_CUDA_CHECK(cudaEventRecord(end_.get(), stream_.get()));
     std::uint64_t wrong = 0;
@@ -128,47 +123,6 @@ class gpu_runner final : public runner {
   }
 
  private:
-  template <unsigned Blocks>
-  void fill_grids(std::uint32_t (&grids)[8]) {
-    grids[0] = resident_grid<gather_kernel<scheme::bam, Blocks>>(prop_);
-    grids[1] = resident_grid<gather_kernel<scheme::lean, Blocks>>(prop_);
-    grids[2] = resident_grid<gather_kernel<scheme::two_level_pins, Blocks>>(prop_);
-    grids[3] = resident_grid<gather_kernel<scheme::two_level_epochs, Blocks>>(prop_);
-    grids[4] = resident_grid<gather_kernel<scheme::large_only, Blocks>>(prop_);
-    grids[5] = resident_grid<gather_kernel<scheme::ideal, Blocks>>(prop_);
-    grids[6] = resident_grid<gather_kernel<scheme::lean_l2, Blocks>>(prop_);
-    grids[7] = resident_grid<gather_kernel<scheme::two_level_epochs_warp, Blocks>>(prop_);
-  }
-
-  template <unsigned Blocks>
-  void dispatch(scheme sc, std::uint64_t gathers, std::uint32_t bytes, std::uint32_t seed) {
-    switch (sc) {
-      case scheme::bam:
-        return go<scheme::bam, Blocks>(gathers, bytes, seed);
-      case scheme::lean:
-        return go<scheme::lean, Blocks>(gathers, bytes, seed);
-      case scheme::two_level_pins:
-        return go<scheme::two_level_pins, Blocks>(gathers, bytes, seed);
-      case scheme::two_level_epochs:
-        return go<scheme::two_level_epochs, Blocks>(gathers, bytes, seed);
-      case scheme::large_only:
-        return go<scheme::large_only, Blocks>(gathers, bytes, seed);
-      case scheme::ideal:
-        return go<scheme::ideal, Blocks>(gathers, bytes, seed);
-      case scheme::lean_l2:
-        return go<scheme::lean_l2, Blocks>(gathers, bytes, seed);
-      case scheme::two_level_epochs_warp:
-        return go<scheme::two_level_epochs_warp, Blocks>(gathers, bytes, seed);
-    }
-  }
-
-  template <scheme S, unsigned Blocks>
-  void go(std::uint64_t gathers, std::uint32_t bytes, std::uint32_t seed) {
-    launch(stream_.get(), grids_[Blocks / 2][static_cast<int>(S)], block_threads,
-           gather_kernel<S, Blocks>{f_, gathers, bytes, seed, sink_.as<std::uint64_t>(),
-                                    wrong_.as<std::uint64_t>()});
-  }
-
   /// Puts the lean table in a persisting window of the stream (as much of it as the window
   /// covers, with the share of it the set-aside holds), or takes the window away and sends
   /// the persisting lines back to normal.

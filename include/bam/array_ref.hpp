@@ -349,8 +349,7 @@ class array_ref {
   };
   BAM_HD BAM_NOINLINE element_read read_by_value(std::uint64_t i) const {
     element_read r{};
-    r.status = access_out_of_line(
-        i, [&](std::uint8_t* p) { load_element(r.value, p); }, false);
+    r.status = access_out_of_line(i, cache::mosaic::element_op{&r.value, sizeof(T), false});
     return r;
   }
   BAM_HD io_status read_out_of_line(std::uint64_t i, value_type& out) const {
@@ -360,22 +359,21 @@ class array_ref {
   }
   BAM_HD BAM_NOINLINE io_status store_out_of_line(std::uint64_t i,
                                                   value_type v) const requires writable {
-    return access_out_of_line(
-        i, [&](std::uint8_t* p) { store_element(p, v); }, true);
+    return access_out_of_line(i, cache::mosaic::element_op{&v, sizeof(T), true});
   }
 
-  /// An access that is not inlined(): through a bounce buffer, or to a dense array's frame.
-  template <class Op>
-  BAM_HD io_status access_out_of_line(std::uint64_t i, Op&& op, bool dirty) const {
-    if (inlined()) return access_inlined(i, op, dirty);  // a cursor on a naive-mode array
+  /// An access that is not inlined(): through a bounce buffer, or to a dense array's frame
+  /// (through the dense path's element entry points, compiled once for every element type).
+  BAM_HD io_status access_out_of_line(std::uint64_t i, const cache::mosaic::element_op& op) const {
+    if (inlined()) return access_inlined(i, op, op.store);  // a cursor on a naive-mode array
     if (!check_index(i)) return io_status::host(status_source::index_out_of_range);
     const std::uint64_t byte = offset_ + i * sizeof(T);
     if (reads_through()) return access_through(byte, op);
     const std::uint32_t shift = cache_.line_shift();
     const std::uint64_t page = (byte >> shift) - slot_.first_line;
     const std::uint64_t within = byte & ((std::uint64_t{1} << shift) - 1u);
-    return cache::mosaic::dense_cache_ref(cache_).access(slot_, page, within, sizeof(T),
-                                                         mode_ == cache_mode::optimized, dirty, op);
+    return cache::mosaic::dense_cache_ref(cache_).access_element(
+        slot_, page, within, mode_ == cache_mode::optimized, op);
   }
 
   /// An access to a view of memory or through the base-page cache, coalesced over the warp
@@ -522,14 +520,9 @@ class array_ref {
     }
     warp::sync(active);  // every pin of the warp dropped before a lane may wait
     if (need && !hit) {
-      m.status =
-          dense.access_among(missed, slot_, page, within, sizeof(T), dirty, [&](std::uint8_t* p) {
-            if (dirty) {
-              store_element(p, v);
-            } else {
-              load_element(m.value, p);
-            }
-          });
+      value_type* const value = dirty ? &v : &m.value;
+      m.status = dense.access_element_among(missed, slot_, page, within,
+                                            cache::mosaic::element_op{value, sizeof(T), dirty});
     }
     return m;
   }

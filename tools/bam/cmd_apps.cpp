@@ -25,7 +25,7 @@
 
 #include "apps/cpu_apps.hpp"
 #if defined(BAM_HAVE_CUDA)
-#include "apps/gpu_executor.cuh"
+#include "apps/gpu_apps.cuh"
 #endif
 #include "apps/graph_file.hpp"
 #include "apps/outputs.hpp"

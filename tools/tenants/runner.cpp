@@ -25,7 +25,7 @@
 #if defined(BAM_HAVE_CUDA)
 #include <bam/platform/launch.cuh>
 
-#include "apps/gpu_executor.cuh"
+#include "apps/gpu_apps.cuh"
 #endif
 #include "tenants/study.hpp"
 

@@ -50,6 +50,7 @@
 /// dense_cache_ref is a view of a page_cache_ref that outlives it (cheap; build one where needed).
 
 #include <cstdint>
+#include <cstring>
 
 #include <bam/cache/mosaic/frame_pool.hpp>
 #include <bam/cache/mosaic/large_entry.hpp>
@@ -59,6 +60,53 @@
 #include <bam/platform/warp.hpp>
 
 namespace bam::cache::mosaic {
+
+/// One element access as a single type for every element type and direction: a store writes
+/// `bytes` from `value` into the line, a load copies them from the line into `value`.
+/// array_ref hands its dense accesses over as this type, so that the dense path (tens of
+/// thousands of PTX lines) is compiled once per translation unit instead of once per element
+/// type and direction: `bam gather` held eight copies of it, and its ptxas step took minutes.
+struct element_op {
+  void* value;
+  std::uint32_t bytes;  ///< a power of two (array_ref's element sizes)
+  bool store;
+
+  BAM_HD void operator()(std::uint8_t* p) const {
+    switch (bytes) {
+      case 1:
+        move<std::uint8_t>(p);
+        break;
+      case 2:
+        move<std::uint16_t>(p);
+        break;
+      case 4:
+        move<std::uint32_t>(p);
+        break;
+      case 8:
+        move<std::uint64_t>(p);
+        break;
+      default:
+        if (store) {
+          std::memcpy(p, value, bytes);
+        } else {
+          std::memcpy(value, p, bytes);
+        }
+    }
+  }
+
+ private:
+  // Elements are aligned in their line (array extents are checked at open), so one word moves.
+  template <class W>
+  BAM_HD void move(std::uint8_t* p) const {
+    W* line = static_cast<W*>(static_cast<void*>(p));
+    W* mine = static_cast<W*>(value);
+    if (store) {
+      *line = *mine;
+    } else {
+      *mine = *line;
+    }
+  }
+};
 
 class dense_cache_ref {
  public:
@@ -132,6 +180,14 @@ class dense_cache_ref {
   BAM_HD io_status access_among(std::uint32_t lanes, const array_slot& a, std::uint64_t page,
                                 std::uint64_t within, std::uint32_t bytes, bool dirty,
                                 Op&& op) const;
+
+  /// access() and access_among() for an element_op (dirty when it stores), out of line: every
+  /// array_ref<T> calls these, so a unit compiles the dense path once whatever its element types.
+  BAM_HD io_status access_element(const array_slot& a, std::uint64_t page, std::uint64_t within,
+                                  bool warp_groups, const element_op& op) const;
+  BAM_HD io_status access_element_among(std::uint32_t lanes, const array_slot& a,
+                                        std::uint64_t page, std::uint64_t within,
+                                        const element_op& op) const;
 
   /// Accesses a section serves before it is closed and opened again, so that a grace period
   /// waits for at most this many of a reader's accesses.
@@ -378,5 +434,9 @@ class dense_cache_ref {
 
 #include <bam/cache/mosaic/detail/base_first.inl>
 #include <bam/cache/mosaic/detail/compaction.inl>
+#include <bam/cache/mosaic/detail/dense_access.inl>
 #include <bam/cache/mosaic/detail/dense_cache.inl>
+#include <bam/cache/mosaic/detail/dense_eviction.inl>
+#include <bam/cache/mosaic/detail/dense_miss.inl>
+#include <bam/cache/mosaic/detail/dense_splinter.inl>
 #include <bam/cache/mosaic/detail/fill.inl>
