@@ -55,6 +55,8 @@ class array_ref {
   /// True for a view of memory rather than of storage.
   [[nodiscard]] BAM_HD bool direct() const { return direct_ != nullptr; }
   [[nodiscard]] BAM_HD cache_mode mode() const { return mode_; }
+  /// Whether the array lives in the cache's large frames (declared dense on a two_level cache).
+  [[nodiscard]] BAM_HD bool dense() const { return slot_.large_table != nullptr; }
   [[nodiscard]] BAM_HD bool reads_through() const {
     return read_through_ || mode_ == cache_mode::none;
   }
@@ -322,8 +324,6 @@ class array_ref {
     if (mode_ != cache_mode::optimized || reads_through()) return false;
     return !dense() || cache_.frames().pinning == pinning_kind::frame_pins;
   }
-  /// Whether the array lives in the cache's large frames (declared dense on a two_level cache).
-  [[nodiscard]] BAM_HD bool dense() const { return slot_.large_table != nullptr; }
 
   /// Drops one pin that a cursor holds: of `line`, or of a dense array's `frame`.
   BAM_HD void unpin(std::uint32_t line, std::uint32_t frame) const {
