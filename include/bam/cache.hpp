@@ -93,6 +93,11 @@ class page_cache {
   /// What the array holds of the frame pool as a tenant, and its counters (tenant 0 and no
   /// frames for an array on base pages). Reads the frame table: call between launches.
   [[nodiscard]] tenant_stats frame_stats(std::uint32_t index) const;
+  /// What of the cache's memory is taken now: BUSY or pinned lines, busy frame slots, HELD or
+  /// pinned frames, bounce buffers. Call it between launches; a command abandoned after a
+  /// timeout keeps what its buffer needs until its late completion is drained, after which
+  /// everything counted here should be zero. Reads cache memory (copies it on a GPU).
+  [[nodiscard]] cache_holds held_resources() const;
   /// Throws bam::nvme_error if the array's error record holds an error (then clears it).
   void check(std::uint32_t index);
   /// Forgets failed page loads so they are tried again.

@@ -240,7 +240,7 @@ void page_cache::init(const cache_config& config, std::unique_ptr<detail::cache_
   mem.bounce_bytes = bounce_bytes;
   mem.bounce = static_cast<std::uint8_t*>(m.alloc(std::uint64_t{mem.bounce_count} * bounce_bytes));
   // One flag per buffer and a release counter after them (read_through's progress check).
-  mem.bounce_busy = static_cast<std::uint32_t*>(m.alloc((std::uint64_t{mem.bounce_count} + 1) * 4));
+  mem.bounce_busy = static_cast<std::uint64_t*>(m.alloc((std::uint64_t{mem.bounce_count} + 1) * 8));
   mem.slots = static_cast<array_slot*>(m.alloc(sizeof(array_slot) * max_arrays));
   // Every ref scans every slot (unused ones have no pages): a ref taken before a later
   // attach must still find the owner of a line it evicts, or that owner's page stays mapped
@@ -392,6 +392,10 @@ namespace {
                  std::to_string(lines) + " lines; a launch of " + std::to_string(warps) +
                  " warps can pin up to " + std::to_string(warps * 32) + ")";
       break;
+    case error_kind::bounce:
+      context += ": no free bounce buffer for an uncached read (the cache has " +
+                 std::to_string(r.index) + ")";
+      break;
     case error_kind::none:
       break;
   }
@@ -470,6 +474,36 @@ tenant_stats page_cache::frame_stats(std::uint32_t index) const {
     t.bloat_bytes += f.geometry.frame_bytes - held;
   }
   return t;
+}
+
+cache_holds page_cache::held_resources() const {
+  const impl& m = *impl_;
+  cache_holds h;
+  const cache::mosaic::frame_pool_view& f = m.mem.frames;
+  const std::uint64_t frame_lines = f.geometry.frames == 0 ? 0 : f.geometry.frame_lines;
+  std::vector<std::uint64_t> state(m.lines);
+  m.exec->copy_from_cache(state.data(), m.mem.state, state.size() * 8);
+  for (std::uint64_t l = frame_lines; l < m.lines; ++l) {
+    if (state[l] & cache::line_bits::busy) ++h.busy_lines;
+    if (cache::line_pins(state[l]) != 0) ++h.pinned_lines;
+  }
+  if (f.geometry.frames != 0) {
+    const std::uint64_t frames = f.geometry.frames;
+    std::vector<std::uint64_t> busy(frames * f.geometry.words_per_frame), frame_state(frames);
+    m.exec->copy_from_cache(busy.data(), f.busy, busy.size() * 8);
+    m.exec->copy_from_cache(frame_state.data(), f.state, frames * 8);
+    for (std::uint64_t w : busy) {
+      for (; w != 0; w &= w - 1) ++h.busy_slots;
+    }
+    for (std::uint64_t s : frame_state) {
+      if (s & cache::mosaic::frame_bits::held) ++h.held_frames;
+      if (cache::mosaic::frame_pins(s) != 0) ++h.pinned_frames;
+    }
+  }
+  std::vector<std::uint64_t> bounce(m.mem.bounce_count);
+  m.exec->copy_from_cache(bounce.data(), m.mem.bounce_busy, bounce.size() * 8);
+  for (std::uint64_t b : bounce) h.bounce_buffers += b != 0 ? 1 : 0;
+  return h;
 }
 
 void page_cache::reset_stats(std::uint32_t index) {

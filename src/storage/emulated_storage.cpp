@@ -300,6 +300,10 @@ void emulated_storage::reset_queue(std::uint32_t device, std::uint32_t queue) {
     m.cpu->reset_queue(device, queue);
   }
   const std::uint64_t i = std::uint64_t{device} * m.config.queues_per_device + queue;
+  // The controller forgot the queue's commands: none of the abandoned ones can run now, so
+  // what their buffers held goes back before their records are wiped. (Only on the CPU path:
+  // queues that GPU threads use hold words of GPU memory, which this thread cannot change.)
+  if (m.queue_memory == memory_kind::host) (void)m.queues[i].release_abandoned_holds();
   m.zero_queue_memory(i * m.queue_bytes, m.queue_bytes);
 }
 

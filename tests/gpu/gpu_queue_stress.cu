@@ -35,8 +35,8 @@ struct stress_kernel {
 
   __device__ void account(const queue_pair_ref& q, std::uint32_t queue_index, const queue_ticket& t,
                           io_status s, std::uint64_t command, tallies& mine) const {
-    if (s.source() == status_source::timeout || s.source() == status_source::command_lost ||
-        s.source() == status_source::queue_halted) {
+    if (s.source() == status_source::timeout || s.source() == status_source::submit_timeout ||
+        s.source() == status_source::command_lost || s.source() == status_source::queue_halted) {
       ++mine.timeouts;
       return;
     }

@@ -252,6 +252,7 @@ TEST_P(FaultStress, DroppedCompletionsBecomeErrorsAndHaltedQueuesServeAgainAfter
             ++n.device_errors;
             break;
           case status_source::timeout:
+          case status_source::submit_timeout:  // waited past its deadline to enter the queue
             ++n.timeouts;
             break;
           case status_source::command_lost:

@@ -44,7 +44,8 @@ TEST(AcquireResult, ADeviceStatusRoundTrips) {
 TEST(AcquireResult, EveryHostSourceRoundTrips) {
   for (const status_source src : {status_source::timeout, status_source::command_lost,
                                   status_source::invalid_request, status_source::cache_exhausted,
-                                  status_source::index_out_of_range, status_source::queue_halted}) {
+                                  status_source::index_out_of_range, status_source::queue_halted,
+                                  status_source::submit_timeout}) {
     expect_round_trip({3, io_status::host(src), probe_kind::failed});
   }
 }

@@ -95,7 +95,8 @@ TEST(PageEntry, AFailureKeepsTheDeviceStatusField) {
 TEST(PageEntry, AFailureKeepsTheHostSource) {
   for (const status_source src :
        {status_source::timeout, status_source::command_lost, status_source::invalid_request,
-        status_source::cache_exhausted, status_source::queue_halted}) {
+        status_source::cache_exhausted, status_source::queue_halted,
+        status_source::submit_timeout}) {
     const std::uint32_t e = page_failure(io_status::host(src));
     EXPECT_TRUE(page_failed(e));
     EXPECT_NE(e, page_bits::loading);

@@ -57,7 +57,8 @@ TEST(IoStatus, FromDeviceIgnoresBitsAboveTheFifteenBitField) {
 TEST(IoStatus, HostSourcesCarryNoNvmeStatus) {
   for (auto src : {status_source::timeout, status_source::command_lost,
                    status_source::invalid_request, status_source::cache_exhausted,
-                   status_source::index_out_of_range, status_source::queue_halted}) {
+                   status_source::index_out_of_range, status_source::queue_halted,
+                   status_source::submit_timeout}) {
     const io_status s = io_status::host(src);
     EXPECT_FALSE(s.ok());
     EXPECT_EQ(s.source(), src);
@@ -75,6 +76,8 @@ TEST(IoStatus, SurvivesARoundTripThroughItsBits) {
 
 TEST(IoStatus, HostSourcesHaveTheirOwnNames) {
   EXPECT_STREQ(io_status::host(status_source::timeout).name(), "timeout waiting for a completion");
+  EXPECT_STREQ(io_status::host(status_source::submit_timeout).name(),
+               "timeout waiting to enter the queue");
   EXPECT_STREQ(io_status::host(status_source::queue_halted).name(),
                "queue halted after a lost command (reset the queue)");
   EXPECT_STREQ(io_status::host(status_source::command_lost).name(),

@@ -25,7 +25,7 @@ TEST_P(QueueLayoutForDepth, PutsTheRingsOnFourKibibytePages) {
 
 TEST_P(QueueLayoutForDepth, StartsEachPerSlotArrayOnItsOwnLine) {
   const queue_layout l = queue_layout::for_depth(GetParam());
-  for (std::uint64_t offset : {l.turn, l.mark, l.mailbox, l.cq_laps}) {
+  for (std::uint64_t offset : {l.turn, l.mark, l.mailbox, l.cq_laps, l.holds}) {
     EXPECT_EQ(offset % bam::hot_line_bytes, 0u);
   }
 }
@@ -39,14 +39,16 @@ TEST_P(QueueLayoutForDepth, KeepsTheArraysInOrderWithoutOverlap) {
   EXPECT_GE(l.mark, l.turn + d * 4);
   EXPECT_GE(l.mailbox, l.mark + d * 4);
   EXPECT_GE(l.cq_laps, l.mailbox + d * 8);
-  EXPECT_GE(l.bytes, l.cq_laps + d * 4);
+  EXPECT_GE(l.holds, l.cq_laps + d * 4);
+  EXPECT_GE(l.bytes, l.holds + d * sizeof(bam::command_hold));
 }
 
 TEST_P(QueueLayoutForDepth, WastesLessThanAPagePerArray) {
   const std::uint64_t d = GetParam();
   const queue_layout l = queue_layout::for_depth(GetParam());
-  const std::uint64_t payload = sizeof(queue_control) + d * (64 + 16 + 4 + 4 + 8 + 4);
-  EXPECT_LT(l.bytes, payload + 3 * 4096 + 4 * bam::hot_line_bytes);
+  const std::uint64_t payload =
+      sizeof(queue_control) + d * (64 + 16 + 4 + 4 + 8 + 4 + sizeof(bam::command_hold));
+  EXPECT_LT(l.bytes, payload + 3 * 4096 + 5 * bam::hot_line_bytes);
 }
 
 INSTANTIATE_TEST_SUITE_P(Depths, QueueLayoutForDepth,

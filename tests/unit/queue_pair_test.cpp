@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <chrono>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include <bam/nvme/command.hpp>
@@ -195,7 +197,8 @@ TEST(QueuePair, ASlotIsReusedOnlyAfterItsCompletionIsTaken) {
   queue_ticket third;
   // Slot 0's command is complete and fetched, yet its submitter has not taken the completion:
   // the next submitter to slot 0 must wait for it.
-  EXPECT_EQ(submit(h.q(), 2, third, 1'000'000).source(), status_source::timeout);
+  EXPECT_EQ(submit(h.q(), 2, third, 1'000'000).source(), status_source::submit_timeout);
+  EXPECT_FALSE(third.abandoned) << "it never entered the ring";
   EXPECT_TRUE(h.q().halted());
 }
 
@@ -278,7 +281,8 @@ TEST(QueuePair, AFullSubmissionQueueKeepsOneSlotEmpty) {
   ASSERT_TRUE(submit(h.q(), 0, a).ok());
   ASSERT_TRUE(submit(h.q(), 1, b).ok());
   // Two entries are unfetched in a ring of three: a third would make tail == head.
-  EXPECT_EQ(submit(h.q(), 2, c, 1'000'000).source(), status_source::timeout);
+  EXPECT_EQ(submit(h.q(), 2, c, 1'000'000).source(), status_source::submit_timeout);
+  EXPECT_TRUE(c.abandoned) << "its entry is in the ring and may still be submitted";
   EXPECT_EQ(*h.q().sq_doorbell(), 2u);
   EXPECT_FALSE(h.q().halted()) << "a full queue is not a lost command";
 }
@@ -288,7 +292,7 @@ TEST(QueuePair, AnEntryLeftBehindByAFullQueueIsSubmittedLaterAndItsCompletionFre
   queue_ticket a, b, c, d;
   ASSERT_TRUE(submit(h.q(), 0, a).ok());
   ASSERT_TRUE(submit(h.q(), 1, b).ok());
-  ASSERT_EQ(submit(h.q(), 2, c, 1'000'000).source(), status_source::timeout);
+  ASSERT_EQ(submit(h.q(), 2, c, 1'000'000).source(), status_source::submit_timeout);
   ASSERT_EQ(h.fetch().size(), 2u);
   h.complete(static_cast<std::uint16_t>(a.slot));
   h.complete(static_cast<std::uint16_t>(b.slot));
@@ -324,6 +328,108 @@ TEST(QueuePair, ASubmitterGivingUpAfterItsCompletionArrivedTakesItInsteadOfAband
   ASSERT_TRUE(s.ok()) << s.name();
   EXPECT_EQ(wait(h.q(), t).status_field(), status);
   EXPECT_EQ(h.turn()[0], 1u) << "the slot is free for its next turn";
+}
+
+// What an abandoned command holds: two words of a buffer owner's memory (bits to set, then
+// bits to clear when the command is done with the buffer).
+struct held_words {
+  std::uint64_t busy = 0b1110;
+  std::uint64_t resident = 0b0001;
+  [[nodiscard]] bam::command_hold hold() { return {&busy, 0b0100, &resident, 0b0100}; }
+};
+
+TEST(QueuePair, AWaitThatGivesUpLeavesItsHoldForTheDrainerOfTheLateCompletion) {
+  hand_queue h(2);
+  held_words w;
+  queue_ticket t;
+  ASSERT_TRUE(submit(h.q(), 0, t).ok());
+  h.fetch();
+  ASSERT_EQ(h.q().wait(t, deadline::after_ns(0), w.hold()).source(), status_source::timeout);
+  EXPECT_EQ(w.busy, 0b1110u) << "the command may still run: the buffer stays held";
+  h.complete(static_cast<std::uint16_t>(t.slot));
+  h.q().drain();
+  EXPECT_EQ(w.busy, 0b1010u) << "the drainer of the late completion clears the held bits";
+  EXPECT_EQ(w.resident, 0b0101u) << "and sets the bits to set";
+}
+
+TEST(QueuePair, ACompletionInTimeLeavesTheHoldToItsWaiter) {
+  hand_queue h(2);
+  held_words w;
+  queue_ticket t;
+  ASSERT_TRUE(submit(h.q(), 0, t).ok());
+  h.fetch();
+  h.complete(static_cast<std::uint16_t>(t.slot));
+  ASSERT_TRUE(h.q().wait(t, deadline::after_ns(long_wait_ns), w.hold()).ok());
+  h.q().drain();
+  EXPECT_EQ(w.busy, 0b1110u);
+  EXPECT_EQ(w.resident, 0b0001u);
+}
+
+TEST(QueuePair, AnEntryLeftInTheRingByAGivenUpSubmitKeepsItsHoldUntilItsCompletion) {
+  hand_queue h(3);
+  held_words w;
+  queue_ticket a, b, c, d;
+  ASSERT_TRUE(submit(h.q(), 0, a).ok());
+  ASSERT_TRUE(submit(h.q(), 1, b).ok());
+  ASSERT_EQ(h.q().submit(read_of(2), deadline::after_ns(1'000'000), c, w.hold()).source(),
+            status_source::submit_timeout);
+  ASSERT_TRUE(c.abandoned);
+  h.fetch();
+  h.complete(static_cast<std::uint16_t>(a.slot));
+  h.complete(static_cast<std::uint16_t>(b.slot));
+  ASSERT_TRUE(wait(h.q(), a).ok());
+  ASSERT_TRUE(wait(h.q(), b).ok());
+  ASSERT_TRUE(submit(h.q(), 3, d).ok());  // carries c into the SQ: the device runs it
+  ASSERT_EQ(h.fetch().size(), 2u);
+  EXPECT_EQ(w.busy, 0b1110u) << "held while c may run";
+  h.complete(static_cast<std::uint16_t>(c.slot));
+  h.complete(static_cast<std::uint16_t>(d.slot));
+  ASSERT_TRUE(wait(h.q(), d).ok());
+  EXPECT_EQ(w.busy, 0b1010u);
+  EXPECT_EQ(w.resident, 0b0101u);
+}
+
+TEST(QueuePair, ReleasingAbandonedHoldsGivesBackWhatNeverCompletedOnce) {
+  hand_queue h(2);
+  held_words w;
+  queue_ticket t;
+  ASSERT_TRUE(submit(h.q(), 0, t).ok());
+  h.fetch();  // never answered
+  ASSERT_EQ(h.q().wait(t, deadline::after_ns(0), w.hold()).source(), status_source::timeout);
+  EXPECT_EQ(h.q().release_abandoned_holds(), 1u);
+  EXPECT_EQ(w.busy, 0b1010u);
+  EXPECT_EQ(w.resident, 0b0101u);
+  w.busy = 0b0100;
+  EXPECT_EQ(h.q().release_abandoned_holds(), 0u) << "a hold is given back once";
+  EXPECT_EQ(w.busy, 0b0100u);
+}
+
+TEST(QueuePair, ExecuteGivesTheCompletionItsOwnDeadlineAfterALongWaitToEnter) {
+  // In a ring of two, a second entry enters only once the first one's completion reports the
+  // SQ head: execute() waits most of its timeout to enter, then its command takes most of a
+  // timeout again. Each wait is within the timeout; the two together are not.
+  using namespace std::chrono_literals;
+  hand_queue h(2);
+  const queue_pair_ref q(h.q().control(), 2, 1, 200'000'000);  // this queue, 200 ms timeout
+  queue_ticket first;
+  ASSERT_TRUE(submit(q, 0, first).ok());
+  std::thread controller([&h] {
+    std::this_thread::sleep_for(130ms);
+    std::vector<bam::nvme::submission_entry> entries = h.fetch();  // the first command
+    h.complete(entries.at(0).command_id);
+    const auto give_up = std::chrono::steady_clock::now() + 2s;
+    while (entries.size() < 2 && std::chrono::steady_clock::now() < give_up) {
+      for (const auto& e : h.fetch()) entries.push_back(e);  // execute's command
+    }
+    if (entries.size() < 2) return;
+    std::this_thread::sleep_for(130ms);
+    h.complete(entries[1].command_id);
+  });
+  queue_ticket t;
+  const io_status s = q.execute(read_of(7), t);
+  controller.join();
+  EXPECT_TRUE(s.ok()) << s.name();
+  EXPECT_TRUE(wait(q, first).ok());
 }
 
 TEST(QueuePair, NaiveSubmitWritesTheEntryAndRingsTheDoorbell) {

@@ -16,7 +16,8 @@ enum class error_kind : std::uint32_t {
   read = 1,
   write_back = 2,
   out_of_range = 3,
-  cache = 4
+  cache = 4,
+  bounce = 5  ///< no bounce buffer for a read-through in time (index: how many there are)
 };
 
 struct error_record {

@@ -14,6 +14,10 @@
 /// The cache cannot deadlock on its own size: no caller holds a pin while it waits on a load,
 /// and the victim search is bounded.
 ///
+/// A buffer named by a command that may still run is not reused (docs/protocols.md): a line
+/// whose read or write-back was abandoned stays BUSY, and a bounce buffer taken, until the
+/// queue that drains the late completion gives it back (command_hold).
+///
 /// page_cache (cache_owner.hpp) owns the memory; page_cache_ref is what kernels hold.
 
 #include <cstdint>
@@ -99,7 +103,7 @@ class page_cache_ref {
   BAM_HD void mark_dirty(std::uint32_t line) const;
 
   /// Writes `line` back if it is dirty and belongs to `array`; waits (bounded) for pins to
-  /// drop. Used by flush().
+  /// drop. Used by flush(). Every failure is recorded in the array's error record.
   [[nodiscard]] BAM_HD io_status flush_line(const array_slot& array, std::uint32_t line) const;
 
   /// Reads `bytes` at set byte `set_byte` of `array` without caching, through a bounce
@@ -132,21 +136,27 @@ class page_cache_ref {
   /// VALID nor dirty, no tag: the next victim search takes it first), else it is as it was.
   BAM_HD void end_take(std::uint32_t line, bool empty) const;
 
-  /// Reads or writes page `page` of `a` into or from `line` (one command); counts it.
+  /// Reads or writes page `page` of `a` into or from `line` (one command); counts it. On a
+  /// failure with where.abandoned the command may still run: the queue keeps `hold` (what
+  /// the caller holds for the line) and gives it back once the late completion is drained,
+  /// so the caller must leave it alone.
   BAM_HD io_status line_io(nvme::io_opcode op, const array_slot& a, std::uint64_t page,
-                           std::uint32_t line, std::uint32_t hint, io_where& where) const;
+                           std::uint32_t line, std::uint32_t hint, io_where& where,
+                           const command_hold& hold = {}) const;
 
   /// line_io's first half: issues the command without waiting. On success it is in flight
   /// and the caller keeps `line` (and its PRP list) untouched until line_io_finish(out); on
-  /// failure nothing is in flight. `hint` picks the queue (hint % queues per device); a caller
-  /// holding several commands follows device_io_submit's rule on queues. `lines` > 1 moves
-  /// pages page.. into lines line.. in one command: the lines must be adjacent, in one stripe,
-  /// and span at most two memory pages (only `line`'s PRP list is there).
+  /// failure nothing is in flight unless out.io.where.abandoned (then the queue keeps `hold`).
+  /// `hint` picks the queue (hint % queues per device); a caller holding several commands
+  /// follows device_io_submit's rule on queues. `lines` > 1 moves pages page.. into lines
+  /// line.. in one command: the lines must be adjacent, in one stripe, and span at most two
+  /// memory pages (only `line`'s PRP list is there).
   BAM_HD io_status line_io_submit(nvme::io_opcode op, const array_slot& a, std::uint64_t page,
                                   std::uint32_t line, std::uint32_t hint, line_io_issued& out,
-                                  std::uint32_t lines = 1) const;
-  /// line_io's second half: waits for the command and counts it as line_io does.
-  BAM_HD io_status line_io_finish(const array_slot& a, const line_io_issued& issued) const;
+                                  std::uint32_t lines = 1, const command_hold& hold = {}) const;
+  /// line_io's second half: waits for the command and counts it as line_io does; on a
+  /// timeout the command is abandoned (issued.io.where.abandoned) with its hold.
+  BAM_HD io_status line_io_finish(const array_slot& a, line_io_issued& issued) const;
 
   /// Set up by the owner.
   struct memory {
@@ -157,7 +167,7 @@ class page_cache_ref {
     std::uint64_t* prp_lists;
     std::uint32_t prp_per_line;
     std::uint8_t* bounce;
-    std::uint32_t* bounce_busy;
+    std::uint64_t* bounce_busy;  ///< a flag per buffer (a hold word), then a release count
     std::uint32_t bounce_count;
     std::uint32_t bounce_bytes;
     array_slot* slots;
@@ -174,10 +184,17 @@ class page_cache_ref {
                                      std::uint32_t pins, std::uint32_t hint, bool waited) const;
   BAM_HD acquire_result load(const array_slot& a, std::uint64_t page, std::uint64_t tag,
                              std::uint32_t pins, std::uint32_t hint) const;
-  BAM_HD bool claim_victim(std::uint32_t& line, std::uint64_t& old_state,
-                           std::uint64_t deadline_ns) const;
+  /// Claims a line BUSY by CLOCK; false past the deadline. Between chunks that had no
+  /// candidate it drains `drain`'s queues (lines held by abandoned commands come back then).
+  BAM_HD bool claim_victim(std::uint32_t& line, std::uint64_t& old_state, std::uint64_t deadline_ns,
+                           const device_set_ref& drain) const;
   BAM_HD io_status evict(std::uint32_t line, std::uint64_t old_state,
                          const array_slot& for_array) const;
+  /// load() found no victim it could use in time: records it and gives the page entry back.
+  BAM_HD acquire_result no_victim(const array_slot& a, std::uint64_t page) const;
+  /// Drains the queues an abandoned write-back of `line` would have used (a waiter on a line
+  /// held that way helps its late completion along).
+  BAM_HD void drain_for_line(const array_slot& a, std::uint32_t line) const;
   BAM_HD const array_slot* slot_of_tag(std::uint64_t tag) const;
   /// base_first: counts a base page of a dense array's piece in its BASE large entry.
   BAM_HD void count_base_page(const array_slot& a, std::uint64_t page, bool loaded) const;
@@ -190,7 +207,7 @@ class page_cache_ref {
   std::uint64_t* hand_ = nullptr;
   std::uint64_t* prp_lists_ = nullptr;
   std::uint8_t* bounce_ = nullptr;
-  std::uint32_t* bounce_busy_ = nullptr;
+  std::uint64_t* bounce_busy_ = nullptr;
   array_slot* slots_ = nullptr;
   cache::mosaic::frame_pool_view frames_;
   std::uint64_t victim_timeout_ns_ = 0;

@@ -68,6 +68,22 @@ struct tenant_stats {
   }
 };
 
+/// What of the cache's memory is taken right now (page_cache::held_resources). Between
+/// launches, once the late completions of abandoned commands have been drained, every count
+/// is zero: anything left is a leak (a line, slot or buffer lost to the cache for good).
+struct cache_holds {
+  std::uint64_t busy_lines = 0;      ///< base-pool lines BUSY (or held by abandoned commands)
+  std::uint64_t pinned_lines = 0;    ///< base-pool lines with pins
+  std::uint64_t busy_slots = 0;      ///< frame slots whose busy bit is set
+  std::uint64_t held_frames = 0;     ///< frames HELD (being reserved, emptied or flushed)
+  std::uint64_t pinned_frames = 0;   ///< frames with frame pins
+  std::uint64_t bounce_buffers = 0;  ///< bounce buffers taken
+
+  [[nodiscard]] std::uint64_t total() const {
+    return busy_lines + pinned_lines + busy_slots + held_frames + pinned_frames + bounce_buffers;
+  }
+};
+
 /// One shard: the same counters, on their own line.
 struct alignas(hot_line_bytes) stat_shard {
   cache_stats counters;

@@ -137,12 +137,13 @@ namespace bam {
 /// Where an I/O status came from.
 enum class status_source : std::uint8_t {
   device = 0,              ///< a completion entry; the NVMe status field says the rest
-  timeout = 1,             ///< no completion before the deadline
+  timeout = 1,             ///< no completion before the deadline (the command may still run)
   command_lost = 2,        ///< the slot is held by an earlier command that never completed
   invalid_request = 3,     ///< rejected before submission (too large, outside the extent)
   cache_exhausted = 4,     ///< no evictable cache line within the deadline
   index_out_of_range = 5,  ///< an element index past the end of an array
   queue_halted = 6,        ///< the queue stopped after a lost command; the host must reset it
+  submit_timeout = 7,      ///< the command did not enter the queue (slot and tail) in time
 };
 
 /// The outcome of one I/O as bam reports it: the NVMe status field (bits 14:0) and the
@@ -185,6 +186,8 @@ class io_status {
         return "index out of range";
       case status_source::queue_halted:
         return "queue halted after a lost command (reset the queue)";
+      case status_source::submit_timeout:
+        return "timeout waiting to enter the queue";
     }
     return "unknown status";
   }

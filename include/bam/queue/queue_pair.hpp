@@ -20,12 +20,18 @@
 /// been drained and taken by its submitter (the turn counter advances then), never merely
 /// because the SQ head passed it: the head moving means fetched, not completed.
 ///
-/// Every wait is bounded. A command whose completion does not come before its deadline returns
-/// status_source::timeout and leaves an "abandoned" mark in its mailbox: if the completion comes
-/// later, the drainer frees the slot. A submitter that cannot get its slot before its deadline
-/// halts the queue (its ring position can never be filled, so nothing after it could be
-/// submitted): every later call returns status_source::queue_halted at once, and the host
-/// resets the queue when it is quiet (queue_pair_memory::reset).
+/// Every wait is bounded, and entering the queue and completing are bounded apart: submit()
+/// waits for its slot and for the tail until its deadline (status_source::submit_timeout), and
+/// wait() for the completion until its own (status_source::timeout). A command whose completion
+/// does not come in time, or whose entry is in the ring when its submitter gives up, leaves an
+/// "abandoned" mark in its mailbox: if the completion comes later, the drainer frees the slot.
+/// The device may still run such a command and move data into or out of its buffer, so the
+/// caller names what the buffer's owner holds (command_hold): the queue records it with the
+/// abandoned mark, and whoever drains the late completion gives it back. A submitter that
+/// cannot get its slot before its deadline halts the queue (its ring position can never be
+/// filled, so nothing after it could be submitted): every later call returns
+/// status_source::queue_halted at once, and the host resets the queue when it is quiet
+/// (emulated_storage::reset_queue, which gives back the holds of the commands it forgets).
 ///
 /// The doorbell stores (fence, release) are system scope: a real SSD's DMA or a CPU controller
 /// is on the other side. set_gpu_scope_edges(true) makes them a GPU-scope release store alone,
@@ -67,6 +73,24 @@ struct queue_counters {
   std::uint64_t bad_completions;   ///< completions naming a command id out of range
 };
 
+/// What the buffer of a command holds while the command may still run: bits of words of the
+/// buffer owner's memory (a cache line's state, a frame slot's busy bit, a bounce buffer's
+/// flag). If the command is abandoned (its waiter gave up), the queue keeps this record, and
+/// whoever drains the late completion gives the hold back: it sets `set_bits` in `*set_word`
+/// (if any), then clears `clear_bits` in `*clear_word`, each with release, so that the next
+/// holder that acquires the word sees the command's data movement finished. Nothing held:
+/// clear_word null.
+struct command_hold {
+  std::uint64_t* clear_word = nullptr;
+  std::uint64_t clear_bits = 0;
+  std::uint64_t* set_word = nullptr;
+  std::uint64_t set_bits = 0;
+
+  [[nodiscard]] BAM_HD bool holds() const { return clear_word != nullptr; }
+};
+static_assert(sizeof(command_hold) == 32);
+static_assert(std::is_trivially_copyable_v<command_hold>);
+
 /// The shared words of one queue pair. Each group that different agents write sits on its own
 /// 128-byte line.
 struct queue_control {
@@ -95,6 +119,7 @@ struct queue_layout {
   std::uint64_t mark = 0;     ///< depth x 4 B
   std::uint64_t mailbox = 0;  ///< depth x 8 B
   std::uint64_t cq_laps = 0;  ///< depth x 4 B, drainer only
+  std::uint64_t holds = 0;    ///< depth x 32 B: what an abandoned command holds (command_hold)
   std::uint64_t bytes = 0;
 
   /// The layout of a queue pair of `depth` entries (2..65535).
@@ -109,7 +134,8 @@ struct queue_layout {
     l.mark = align(l.turn + std::uint64_t{depth} * 4, hot_line_bytes);
     l.mailbox = align(l.mark + std::uint64_t{depth} * 4, hot_line_bytes);
     l.cq_laps = align(l.mailbox + std::uint64_t{depth} * 8, hot_line_bytes);
-    l.bytes = align(l.cq_laps + std::uint64_t{depth} * 4, 4096);
+    l.holds = align(l.cq_laps + std::uint64_t{depth} * 4, hot_line_bytes);
+    l.bytes = align(l.holds + std::uint64_t{depth} * sizeof(command_hold), 4096);
     return l;
   }
 };
@@ -119,6 +145,9 @@ struct queue_ticket {
   std::uint64_t position = 0;
   std::uint32_t slot = 0;
   std::uint32_t turn = 0;
+  /// Set by a submit() or wait() that gave up on a command the device may still run: the
+  /// queue then keeps the command's hold until its completion is drained.
+  bool abandoned = false;
 };
 
 /// A view of a queue pair, passed to kernels by value. Made by the queue's owner.
@@ -134,18 +163,24 @@ class queue_pair_ref {
                         std::uint32_t* cq_doorbell = nullptr, bool mmio_doorbells = false);
 
   /// Takes a slot, writes `command` into it with command id = slot, and returns once the tail
-  /// has passed it (a doorbell covering it has been rung).
+  /// has passed it (a doorbell covering it has been rung). `until` bounds the wait to enter
+  /// the queue (status_source::submit_timeout past it). If it gives up once the entry is in
+  /// the ring, a later tail winner may still submit it: out.abandoned is set and the queue
+  /// keeps `hold` until the completion is drained.
   [[nodiscard]] BAM_HD io_status submit(const nvme::submission_entry& command, deadline until,
-                                        queue_ticket& out) const;
+                                        queue_ticket& out, const command_hold& hold = {}) const;
 
   /// The naive baseline: one lock per queue held around slot claim, entry write and doorbell.
   [[nodiscard]] BAM_HD io_status submit_naive(const nvme::submission_entry& command, deadline until,
                                               queue_ticket& out) const;
 
-  /// Waits for the completion of `t` and frees its slot; returns its status.
-  [[nodiscard]] BAM_HD io_status wait(const queue_ticket& t, deadline until) const;
+  /// Waits for the completion of `t` and frees its slot; returns its status. Past `until` it
+  /// abandons the command (status_source::timeout, and only then): the queue keeps `hold`
+  /// until the late completion is drained.
+  [[nodiscard]] BAM_HD io_status wait(const queue_ticket& t, deadline until,
+                                      const command_hold& hold = {}) const;
 
-  /// submit + wait with the queue's timeout.
+  /// submit + wait, each with the queue's timeout of its own.
   [[nodiscard]] BAM_HD io_status execute(const nvme::submission_entry& command,
                                          queue_ticket& out) const;
 
@@ -159,6 +194,11 @@ class queue_pair_ref {
 
   /// drain() by the lanes of `lanes` together: every lane of `lanes` calls it, on this queue.
   BAM_HD void drain_lanes(std::uint32_t lanes) const;
+
+  /// Gives back the holds of every command abandoned and not yet completed, for a reset: call
+  /// it only when none of them can still run (the controller stopped and forgot them) and no
+  /// thread uses the queue. Returns how many it gave back.
+  BAM_HD std::uint32_t release_abandoned_holds() const;
 
   /// Moves the tail over the marked entries (and rings the doorbell) if no one else is doing
   /// so, with the lanes of `lanes` together: every lane of `lanes` calls it, on this queue.
@@ -197,6 +237,10 @@ class queue_pair_ref {
   BAM_HD io_status wait_for_turn(const queue_ticket& t, deadline until,
                                  bool drain_while_waiting) const;
   BAM_HD void write_entry(const queue_ticket& t, const nvme::submission_entry& command) const;
+  /// Records `hold` for the abandonment of `slot` that follows (published by its release CAS).
+  BAM_HD void record_hold(std::uint32_t slot, const command_hold& hold) const;
+  /// Gives back the hold recorded for `slot` (the drainer of its late completion, or a reset).
+  BAM_HD void release_hold(std::uint32_t slot) const;
   [[nodiscard]] BAM_HD backoff wait_backoff() const { return backoff(64, wait_sleep_ns_); }
 
   queue_control* control_ = nullptr;
@@ -206,6 +250,7 @@ class queue_pair_ref {
   std::uint32_t* mark_ = nullptr;
   std::uint64_t* mailbox_ = nullptr;
   std::uint32_t* cq_laps_ = nullptr;
+  command_hold* holds_ = nullptr;
   std::uint32_t* sq_doorbell_ = nullptr;
   std::uint32_t* cq_doorbell_ = nullptr;
   std::uint64_t timeout_ns_ = 0;

@@ -47,12 +47,19 @@ struct fault_plan {
   double drop_rate = 0.0;   ///< commands whose completion is never posted
   double late_rate = 0.0;   ///< commands completed late_us after their normal time
   double late_us = 0.0;
+  double write_error_rate = 0.0;  ///< writes completed with "write fault" (no data moved)
+  double write_late_rate = 0.0;   ///< writes completed late_us after their normal time
   std::uint64_t bad_lba_begin = 0;  ///< reads touching [begin, end) of a device's LBAs fail
   std::uint64_t bad_lba_end = 0;    ///< with "unrecovered read error"
   std::uint64_t seed = 1;
+  /// Writes touching [bad_lba_begin, bad_lba_end) fail too, with "write fault" (a bad block
+  /// fails both ways; `bam --faults bad-lba=A-B` sets it). The emulated controllers do not
+  /// read this yet: until they do, only reads of the range fail.
+  bool bad_lba_writes = false;
 
   [[nodiscard]] bool any() const {
-    return error_rate > 0 || drop_rate > 0 || late_rate > 0 || bad_lba_end > bad_lba_begin;
+    return error_rate > 0 || drop_rate > 0 || late_rate > 0 || write_error_rate > 0 ||
+           write_late_rate > 0 || bad_lba_end > bad_lba_begin;
   }
 };
 

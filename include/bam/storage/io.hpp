@@ -3,6 +3,14 @@
 /// One read or write of a contiguous range of a device set's address space into or out of a
 /// buffer, through the set's queue pairs. Used by the cache for line loads and write-backs and
 /// by read-through accesses.
+///
+/// Two deadlines bound a command, each the queue's timeout: entering the queue (its slot and
+/// the tail; status_source::submit_timeout past it) and, from then on, its completion
+/// (status_source::timeout). A command given up on while the device may still run it is
+/// *abandoned* (io_where::abandoned): its buffer may still be written or read by the device, so
+/// the buffer's owner must not reuse it. The request names what the owner holds for the
+/// buffer (io_request::hold); the queue keeps that record and whoever drains the late
+/// completion gives it back (queue_pair_ref::wait).
 
 #include <cstdint>
 
@@ -21,6 +29,10 @@ struct io_where {
   std::uint32_t queue = 0;
   std::uint32_t command_id = 0;
   std::uint64_t lba = 0;
+  /// The command was given up on while the device may still run it: the queue keeps the
+  /// request's hold and gives it back when the late completion is drained. The caller must
+  /// leave what the hold names alone (it may be given back at any moment).
+  bool abandoned = false;
 };
 
 /// A transfer between set bytes [set_byte, set_byte + bytes) and `buffer`. The range must be
@@ -36,6 +48,9 @@ struct io_request {
   std::uint64_t prp_list_dma = 0;
   std::uint32_t prp_capacity = 0;
   std::uint32_t queue_hint = 0;  ///< spreads commands over queues (and replicas for reads)
+  /// What the buffer's owner holds while the command may run; given back by the queue if
+  /// the command is abandoned (command_hold). Nothing: the buffer needs no protection.
+  command_hold hold;
 };
 
 /// A command device_io_submit issued and nobody has waited for yet. While `queue` is set the
@@ -45,7 +60,8 @@ struct io_issued {
   const queue_pair_ref* queue = nullptr;  ///< null: nothing in flight
   queue_ticket ticket;
   io_where where;  ///< the command, for the error record
-  deadline until;  ///< covers the submission and the wait, as queue_pair_ref::execute does
+  deadline until;  ///< the completion's deadline, counted from the command's entry
+  command_hold hold;  ///< kept by the queue if the wait abandons the command
 };
 
 namespace detail {
@@ -59,18 +75,32 @@ namespace detail {
   const std::uint64_t lba = at.byte / set.block_bytes;
   const auto cmd = nvme::make_rw(r.op, 1, lba, r.bytes / set.block_bytes, prps.prp1, prps.prp2);
   out.ticket = {};
-  out.until = deadline::after_ns(q.timeout_ns());
-  const io_status s = q.submit(cmd, out.until, out.ticket);
-  out.where = {at.device, q.id(), out.ticket.slot, lba};
+  out.hold = r.hold;
+  const io_status s = q.submit(cmd, deadline::after_ns(q.timeout_ns()), out.ticket, r.hold);
+  out.where = {at.device, q.id(), out.ticket.slot, lba, out.ticket.abandoned};
   out.queue = s.ok() ? &q : nullptr;
+  // The completion gets the whole timeout however long the command waited to enter.
+  out.until = deadline::after_ns(q.timeout_ns());
   return s;
 }
 
 }  // namespace detail
 
+/// Waits for a command device_io_submit issued (at once if nothing is in flight) and returns
+/// its status; on failure issued.where names it, and issued.where.abandoned says the command
+/// may still run (the queue keeps its hold). Call it once per successful submission.
+[[nodiscard]] BAM_HD inline io_status device_io_wait(io_issued& issued) {
+  if (issued.queue == nullptr) return {};
+  const io_status s = issued.queue->wait(issued.ticket, issued.until, issued.hold);
+  // wait() returns timeout exactly when it abandoned the command.
+  if (s.source() == status_source::timeout) issued.where.abandoned = true;
+  return s;
+}
+
 /// Issues the request without waiting for its completion. On success the command is in flight
-/// (out.queue set) until device_io_wait(out); on failure nothing is, and out.where names the
-/// command. A write to a replicated set is carried out whole here, one device after another
+/// (out.queue set) until device_io_wait(out); on failure out.where names the command, and
+/// nothing is in flight unless out.where.abandoned (then the queue keeps r.hold). A write to
+/// a replicated set is carried out whole here, one device after another
 /// (each copy waited for before the next is issued), so nothing of it is left in flight.
 ///
 /// A thread must not hold two commands in flight that may take the same slot of one queue:
@@ -100,22 +130,16 @@ namespace detail {
   }
   for (std::uint32_t c = 0; c < set.devices; ++c) {
     io_status s = detail::submit_copy(set, r, prps, c, out);
-    if (s.ok()) s = out.queue->wait(out.ticket, out.until);
+    if (s.ok()) s = device_io_wait(out);
     out.queue = nullptr;
-    if (!s.ok()) return s;
+    if (!s.ok()) return s;  // an abandoned copy keeps the hold; no other copy is issued
   }
   return {};
 }
 
-/// Waits for a command device_io_submit issued (at once if nothing is in flight) and returns
-/// its status; on failure issued.where names it. Call it once per successful submission.
-[[nodiscard]] BAM_HD inline io_status device_io_wait(const io_issued& issued) {
-  if (issued.queue == nullptr) return {};
-  return issued.queue->wait(issued.ticket, issued.until);
-}
-
 /// Issues the request and waits for it. A write to a replicated set goes to every device; the
-/// first failure is returned. On failure `where` names the command.
+/// first failure is returned. On failure `where` names the command (and says whether it was
+/// abandoned with r.hold kept by the queue).
 [[nodiscard]] BAM_HD inline io_status device_io(const device_set_ref& set, const io_request& r,
                                                 io_where& where) {
   io_issued issued;
@@ -123,6 +147,15 @@ namespace detail {
   if (s.ok()) s = device_io_wait(issued);
   if (!s.ok()) where = issued.where;
   return s;
+}
+
+/// Drains every queue of the set that has completions waiting, without waiting for any: the
+/// late completions of abandoned commands give back what their buffers held. Any thread that
+/// can reach the queues may call it (the host, on the CPU path).
+BAM_HD inline void device_drain(const device_set_ref& set) {
+  for (std::uint32_t d = 0; d < set.devices; ++d) {
+    for (std::uint32_t q = 0; q < set.queues_per_device; ++q) set.queue(d, q).drain();
+  }
 }
 
 /// Issues a FLUSH to every device of the set and waits.

@@ -197,10 +197,17 @@ BAM_HD inline fault_decision decide_fault(const fault_plan& plan, const nvme::su
     d.status = nvme::make_status_field(is_read ? nvme::media_status::unrecovered_read_error
                                                : nvme::media_status::write_fault);
   }
+  const bool is_write = is_rw && !is_read;
+  if (is_write && plan.write_error_rate > 0 &&
+      uniform01(plan.seed, 0x3e77u + device, sequence) < plan.write_error_rate) {
+    d.status = nvme::make_status_field(nvme::media_status::write_fault);
+  }
   if (plan.drop_rate > 0 && uniform01(plan.seed, 0xd709u + device, sequence) < plan.drop_rate) {
     d.drop = true;
   }
-  if (plan.late_rate > 0 && uniform01(plan.seed, 0x1a7eu + device, sequence) < plan.late_rate) {
+  if ((plan.late_rate > 0 && uniform01(plan.seed, 0x1a7eu + device, sequence) < plan.late_rate) ||
+      (is_write && plan.write_late_rate > 0 &&
+       uniform01(plan.seed, 0x31a7u + device, sequence) < plan.write_late_rate)) {
     d.extra_ns = static_cast<std::uint64_t>(plan.late_us * 1e3);
   }
   return d;

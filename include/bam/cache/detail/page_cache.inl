@@ -113,6 +113,9 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::acquire_slow(
     // acquire: the loader published the line's state and data before the entry.
     const std::uint32_t e = entry.load(order::acquire);
     if (page_mapped(e)) {
+      // The line was BUSY at our last look too: it may be held by an abandoned write-back,
+      // which only the drain of its late completion gives back.
+      if (give_up_ns != 0) drain_for_line(a, page_line(e));
       const std::uint32_t line = page_line(e);
       atomic_ref<std::uint64_t> st(state_[line]);
       // acquire: the line's data, published with VALID by the loader's release.
@@ -147,19 +150,26 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::acquire_slow(
     const std::uint64_t now = now_ns();
     if (give_up_ns == 0) {
       const queue_pair_ref& q = a.set.queue(0, 0);
-      // The loader's own waits are bounded by the victim search and the queue's deadline.
-      give_up_ns = now + 2 * victim_timeout_ns_ + q.timeout_ns();
+      // The loader's own waits are bounded by the victim search and the queue's deadlines
+      // (a write-back and a read, each entering the queue and completing).
+      give_up_ns = now + 2 * victim_timeout_ns_ + 4 * q.timeout_ns();
       // Waiting for another thread's load is waiting on the queues: their longest sleep.
       pause = backoff(64, q.wait_sleep_ns());
     } else if (now > give_up_ns) {
-      return {0, io_status::host(status_source::timeout), probe_kind::failed};
+      // Another thread's load or eviction did not end in time (or a command that may still
+      // run holds the line): the access fails, and says so in the record.
+      const io_status s = io_status::host(status_source::timeout);
+      const device_location at = a.set.locate((a.first_line + page) << line_shift_);
+      a.errors->record(error_kind::read, s, at.device, 0, 0, at.byte / a.set.block_bytes, page);
+      return {0, s, probe_kind::failed};
     }
     pause.pause();
   }
 }
 
 BAM_HD inline bool page_cache_ref::claim_victim(std::uint32_t& line, std::uint64_t& old_state,
-                                                std::uint64_t deadline_ns) const {
+                                                std::uint64_t deadline_ns,
+                                                const device_set_ref& drain) const {
   using namespace cache;
   atomic_ref<std::uint64_t> hand(*hand_);
   backoff pause;
@@ -196,15 +206,19 @@ BAM_HD inline bool page_cache_ref::claim_victim(std::uint32_t& line, std::uint64
       }
     }
     if (now_ns() > deadline_ns) return false;
+    // Lines held by abandoned commands come back only when their late completions are
+    // drained, which no one else may be doing.
+    device_drain(drain);
     pause.pause();
   }
 }
 
 BAM_HD inline io_status page_cache_ref::line_io(nvme::io_opcode op, const array_slot& a,
                                                 std::uint64_t page, std::uint32_t line,
-                                                std::uint32_t hint, io_where& where) const {
+                                                std::uint32_t hint, io_where& where,
+                                                const command_hold& hold) const {
   line_io_issued issued;
-  io_status s = line_io_submit(op, a, page, line, hint, issued);
+  io_status s = line_io_submit(op, a, page, line, hint, issued, 1, hold);
   if (s.ok()) s = line_io_finish(a, issued);
   if (!s.ok()) where = issued.io.where;
   return s;
@@ -213,7 +227,8 @@ BAM_HD inline io_status page_cache_ref::line_io(nvme::io_opcode op, const array_
 BAM_HD inline io_status page_cache_ref::line_io_submit(nvme::io_opcode op, const array_slot& a,
                                                        std::uint64_t page, std::uint32_t line,
                                                        std::uint32_t hint, line_io_issued& out,
-                                                       std::uint32_t lines) const {
+                                                       std::uint32_t lines,
+                                                       const command_hold& hold) const {
   const std::uint64_t set_byte = (a.first_line + page) << line_shift_;
   std::uint64_t bytes = std::uint64_t{lines} << line_shift_;
   if (set_byte + bytes > a.set.capacity_bytes) {
@@ -230,13 +245,14 @@ BAM_HD inline io_status page_cache_ref::line_io_submit(nvme::io_opcode op, const
   r.prp_list_dma = reinterpret_cast<std::uint64_t>(r.prp_list);
   r.prp_capacity = prp_per_line_;
   r.queue_hint = hint;
+  r.hold = hold;
   out.op = op;
   out.bytes = bytes;
   return device_io_submit(a.set, r, out.io);
 }
 
 BAM_HD inline io_status page_cache_ref::line_io_finish(const array_slot& a,
-                                                       const line_io_issued& issued) const {
+                                                       line_io_issued& issued) const {
   const io_status s = device_io_wait(issued.io);
   if (s.ok()) {
     const bool read = issued.op == nvme::io_opcode::read;
@@ -257,14 +273,21 @@ BAM_HD inline io_status page_cache_ref::evict(std::uint32_t line, std::uint64_t 
   const std::uint64_t page = tag - 1u - owner->tag_base;
   if (old_state & line_bits::dirty) {
     io_where where;
-    const io_status s = line_io(nvme::io_opcode::write, *owner, page, line, line, where);
+    // A write-back given up on may still read the line: its BUSY bit stays until the late
+    // completion is drained, and the line is not reloaded with another page meanwhile.
+    const command_hold hold{&state_[line], line_bits::busy};
+    const io_status s = line_io(nvme::io_opcode::write, *owner, page, line, line, where, hold);
     if (!s.ok()) {
       owner->errors->record(error_kind::write_back, s, where.device, where.queue, where.command_id,
-                            where.lba, 0);
-      // The data must not be lost: the line stays valid, dirty and mapped.
-      // release: nothing new; ends our exclusive hold like any other BUSY release.
-      detail::update_word(
-          state_[line], [](std::uint64_t cur) { return cur & ~line_bits::busy; }, order::release);
+                            where.lba, page);
+      // The data must not be lost: the line stays valid, dirty and mapped (and BUSY while an
+      // abandoned write-back may still run; its drainer clears the bit).
+      if (!where.abandoned) {
+        // release: nothing new; ends our exclusive hold like any other BUSY release.
+        detail::update_word(
+            state_[line], [](std::uint64_t cur) { return cur & ~line_bits::busy; },
+            order::release);
+      }
       return s;
     }
   }
@@ -293,6 +316,23 @@ BAM_HD inline void page_cache_ref::count_base_page(const array_slot& a, std::uin
   }
 }
 
+BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::no_victim(const array_slot& a,
+                                                                    std::uint64_t page) const {
+  const io_status s = io_status::host(status_source::cache_exhausted);
+  a.errors->record(error_kind::cache, s, 0, 0, 0, 0, page);
+  // release: nothing was loaded; a later accessor may try again.
+  atomic_ref<std::uint32_t>(a.page_table[page]).store(cache::page_bits::unmapped, order::release);
+  return {0, s, probe_kind::failed};
+}
+
+BAM_HD inline void page_cache_ref::drain_for_line(const array_slot& a, std::uint32_t line) const {
+  // evict() and flush_line() write a line back through queue `line` of its page's device (of
+  // every device, for a replicated set).
+  for (std::uint32_t d = 0; d < a.set.devices; ++d) {
+    a.set.queue(d, line % a.set.queues_per_device).drain();
+  }
+}
+
 BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::load(const array_slot& a,
                                                                std::uint64_t page,
                                                                std::uint64_t tag,
@@ -304,14 +344,12 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::load(const array_slot&
   std::uint32_t line = 0;
   for (;;) {
     std::uint64_t old = 0;
-    if (!claim_victim(line, old, deadline_ns)) {
-      a.errors->record(error_kind::cache, io_status::host(status_source::cache_exhausted), 0, 0, 0,
-                       0, page);
-      // release: nothing was loaded; a later accessor may try again.
-      entry.store(page_bits::unmapped, order::release);
-      return {0, io_status::host(status_source::cache_exhausted), probe_kind::failed};
-    }
-    if (evict(line, old, a).ok()) break;  // a failed write-back keeps that line; try another
+    if (!claim_victim(line, old, deadline_ns, a.set)) return no_victim(a, page);
+    if (evict(line, old, a).ok()) break;
+    // A failed write-back keeps that line; try another, but not past the deadline: when every
+    // write-back fails (a read-only or failed namespace), a victim is always claimed and
+    // always kept, and claim_victim alone would never see its deadline pass.
+    if (now_ns() > deadline_ns) return no_victim(a, page);
   }
   // The line is ours (BUSY) and unmapped: give it this page's tag.
   // relaxed: only BUSY holders change the tag, and nobody pins a BUSY line.
@@ -322,19 +360,17 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::load(const array_slot&
       },
       order::relaxed);
   io_where where;
-  const io_status s = line_io(nvme::io_opcode::read, a, page, line, hint, where);
+  // A read given up on may still write into the line: the line stays BUSY (and tagged) until
+  // the late completion is drained, which then empties it (everything but the pins).
+  const command_hold hold{&state_[line], ~line_bits::pin_mask};
+  const io_status s = line_io(nvme::io_opcode::read, a, page, line, hint, where, hold);
   if (!s.ok()) {
-    const bool may_land_later =
-        s.source() == status_source::timeout || s.source() == status_source::queue_halted;
-    // A command that may still complete could write into the line later: keep the line
-    // BUSY with no owner forever (lost to the cache) rather than hand it to another page.
-    // relaxed: no data is published with a failed line.
-    detail::update_word(
-        state_[line],
-        [may_land_later](std::uint64_t cur) {
-          return (cur & line_bits::pin_mask) | (may_land_later ? line_bits::busy : 0u);
-        },
-        order::relaxed);
+    if (!where.abandoned) {
+      // release: ends our hold of the line, empty; the failed command is done with it.
+      detail::update_word(
+          state_[line], [](std::uint64_t cur) { return cur & line_bits::pin_mask; },
+          order::release);
+    }
     a.errors->record(error_kind::read, s, where.device, where.queue, where.command_id, where.lba,
                      page);
     // release: waiters see the failure instead of waiting on.
@@ -410,16 +446,23 @@ BAM_HD inline io_status page_cache_ref::flush_line(const array_slot& a, std::uin
     if (give_up_ns == 0) {
       give_up_ns = now + victim_timeout_ns_;
     } else if (now > give_up_ns) {
-      return io_status::host(status_source::timeout);
+      // Still pinned or BUSY (perhaps held by an abandoned write-back): not written back.
+      const io_status t = io_status::host(status_source::timeout);
+      a.errors->record(error_kind::write_back, t, 0, 0, 0, 0, tag - 1u - a.tag_base);
+      return t;
     }
+    if (s & line_bits::busy) drain_for_line(a, line);  // a held line's drain gives it back
     pause.pause();
   }
   const std::uint64_t page = line_tag(s) - 1u - a.tag_base;
   io_where where;
-  const io_status w = line_io(nvme::io_opcode::write, a, page, line, line, where);
+  // As in evict(): an abandoned write-back keeps the line BUSY until its late completion.
+  const command_hold hold{&state_[line], line_bits::busy};
+  const io_status w = line_io(nvme::io_opcode::write, a, page, line, line, where, hold);
   if (!w.ok()) {
     a.errors->record(error_kind::write_back, w, where.device, where.queue, where.command_id,
                      where.lba, page);
+    if (where.abandoned) return w;  // the line is the queue's until the drain gives it back
   }
   const std::uint64_t clear = w.ok() ? (line_bits::busy | line_bits::dirty) : line_bits::busy;
   // release: ends our exclusive hold; the next holder sees the line as we leave it.
@@ -441,25 +484,31 @@ BAM_HD BAM_NOINLINE inline io_status page_cache_ref::read_through(const array_sl
   // Take a bounce buffer: probe from a spread start; bounded.
   // The word after the flags counts releases: the deadline only runs while no buffer is given
   // back, so many threads sharing few buffers wait their turn instead of failing.
-  atomic_ref<std::uint32_t> releases(bounce_busy_[bounce_count_]);
+  atomic_ref<std::uint64_t> releases(bounce_busy_[bounce_count_]);
   backoff pause;
   std::uint64_t give_up_ns = 0;
-  std::uint32_t seen = 0;
+  std::uint64_t seen = 0;
   std::uint32_t b = static_cast<std::uint32_t>((std::uint64_t{hint} * 2654435761u) % bounce_count_);
   for (std::uint32_t tries = 0;; ++tries) {
-    std::uint32_t expected = 0;
-    // acquire: the previous user of the buffer finished reading it.
-    if (atomic_ref<std::uint32_t>(bounce_busy_[b]).compare_exchange(expected, 1u, order::acquire))
+    std::uint64_t expected = 0;
+    // acquire: the previous user of the buffer (or the drainer of an abandoned command's late
+    // completion, which gives the buffer back) finished with it.
+    if (atomic_ref<std::uint64_t>(bounce_busy_[b]).compare_exchange(expected, 1u, order::acquire))
       break;
     b = b + 1 == bounce_count_ ? 0 : b + 1;
     if (tries % bounce_count_ == bounce_count_ - 1) {
       const std::uint64_t now = now_ns();
-      const std::uint32_t released = releases.load(order::relaxed);  // relaxed: a progress hint
+      const std::uint64_t released = releases.load(order::relaxed);  // relaxed: a progress hint
       if (give_up_ns == 0 || released != seen) {
         give_up_ns = now + victim_timeout_ns_;
         seen = released;
       } else if (now > give_up_ns) {
-        return io_status::host(status_source::cache_exhausted);
+        const io_status s = io_status::host(status_source::cache_exhausted);
+        const device_location at = a.set.locate(first);
+        a.errors->record(error_kind::bounce, s, at.device, 0, 0, at.byte / block, bounce_count_);
+        return s;
+      } else {
+        device_drain(a.set);  // buffers held by abandoned commands come back with the drain
       }
       pause.pause();
     }
@@ -471,6 +520,9 @@ BAM_HD BAM_NOINLINE inline io_status page_cache_ref::read_through(const array_sl
   r.bytes = static_cast<std::uint32_t>(last - first);
   r.buffer = buffer;
   r.queue_hint = hint;
+  // A read given up on may still write the buffer: it stays taken until the late completion
+  // is drained, which gives it back.
+  r.hold = command_hold{&bounce_busy_[b], 1u};
   io_where where;
   const io_status s = device_io(a.set, r, where);
   if (s.ok()) {
@@ -480,11 +532,10 @@ BAM_HD BAM_NOINLINE inline io_status page_cache_ref::read_through(const array_sl
   } else {
     a.errors->record(error_kind::read, s, where.device, where.queue, where.command_id, where.lba,
                      0);
-    // A command that may still complete could write the buffer later: keep it taken.
-    if (s.source() == status_source::timeout || s.source() == status_source::queue_halted) return s;
+    if (where.abandoned) return s;  // the buffer is the queue's until the drain gives it back
   }
   // release: our read of the buffer happens before its next user's command fills it.
-  atomic_ref<std::uint32_t>(bounce_busy_[b]).store(0u, order::release);
+  atomic_ref<std::uint64_t>(bounce_busy_[b]).store(0u, order::release);
   releases.fetch_add(1u, order::relaxed);  // relaxed: only tells waiters that someone progressed
   return s;
 }

@@ -295,6 +295,8 @@ class dense_cache_ref {
     stats_ref::bump(s.coalesced, warp::popcount(coalesced));
   }
 
+  /// acquire_then past its deadline: records the timeout.
+  BAM_HD acquire_result gave_up(const array_slot& a, std::uint64_t page) const;
   BAM_HD bool reserve(const array_slot& a, std::uint64_t piece, std::uint64_t& entry_word,
                       io_status& failure) const;
   BAM_HD bool claim_reserved(const array_slot& a, std::uint64_t deadline_ns,
@@ -376,12 +378,25 @@ class dense_cache_ref {
   BAM_HD bool empty_held(std::uint32_t frame, std::uint64_t deadline_ns,
                          std::uint32_t keep_count_for = 0, bool allow_splinter = false,
                          std::uint64_t closed = 0) const;
-  BAM_HD bool wait_not_busy(std::uint32_t frame, std::uint64_t deadline_ns) const;
+  /// Waits until no slot of `frame` is busy (false past the deadline); with `drain_for`, drains
+  /// that array's queues meanwhile (a cold caller: flush).
+  BAM_HD bool wait_not_busy(std::uint32_t frame, std::uint64_t deadline_ns,
+                            const array_slot* drain_for = nullptr) const;
+  /// Writes back the dirty pages of HELD `frame`. Each slot leaves use (busy, not resident)
+  /// while its command runs; a command abandoned after a timeout keeps it so until its late
+  /// completion is drained. False (recorded) when a write failed or was abandoned.
   BAM_HD bool write_back_dirty(const array_slot& owner, std::uint64_t piece,
                                std::uint32_t frame) const;
-  /// Writes back page `page` of `a` from its slot of `frame`, whose caller holds it, and clears
-  /// its dirty bit; false (recorded) when the write fails.
-  BAM_HD bool write_back_page(const array_slot& a, std::uint64_t page, std::uint32_t frame) const;
+  enum class page_write : std::uint8_t { written, failed, abandoned };
+  /// Writes back page `page` of `a` from its slot of `frame`; the caller holds the slot's busy
+  /// bit and has cleared its resident bit. Written: the dirty bit is cleared. Failed
+  /// (recorded): the slot is the caller's as before. Abandoned (recorded): the command may
+  /// still run, and the slot is the queue's until its late completion is drained, which sets
+  /// the resident bit and clears the busy bit; the caller leaves both alone.
+  BAM_HD page_write write_back_page(const array_slot& a, std::uint64_t page,
+                                    std::uint32_t frame) const;
+  /// Records that flush_frame could not write `frame` back in time.
+  BAM_HD io_status flush_timeout(const array_slot& a, std::uint32_t frame) const;
   BAM_HD void retire(std::uint32_t frame) const;
   BAM_HD const array_slot* tenant_slot(std::uint32_t tenant, std::uint64_t piece) const;
   BAM_HD bool hosts_page_of(std::uint32_t shared, std::uint32_t k, std::uint64_t piece) const;

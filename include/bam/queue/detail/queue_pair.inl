@@ -60,6 +60,7 @@ BAM_HD inline queue_pair_ref::queue_pair_ref(void* base, std::uint32_t depth,
   mark_ = reinterpret_cast<std::uint32_t*>(bytes + l.mark);
   mailbox_ = reinterpret_cast<std::uint64_t*>(bytes + l.mailbox);
   cq_laps_ = reinterpret_cast<std::uint32_t*>(bytes + l.cq_laps);
+  holds_ = reinterpret_cast<command_hold*>(bytes + l.holds);
   sq_doorbell_ = sq_doorbell ? sq_doorbell : &control_->sq_doorbell;
   cq_doorbell_ = cq_doorbell ? cq_doorbell : &control_->cq_doorbell;
 }
@@ -101,7 +102,7 @@ BAM_HD inline io_status queue_pair_ref::wait_for_turn(const queue_ticket& t, dea
       const std::uint64_t mb = atomic_ref<std::uint64_t>(mailbox_[t.slot]).load(order::relaxed);
       halt(t.slot);
       return io_status::host((mb & detail::mailbox_abandoned) ? status_source::command_lost
-                                                              : status_source::timeout);
+                                                              : status_source::submit_timeout);
     }
     if (drain_while_waiting) drain();
     pause.pause();
@@ -116,8 +117,43 @@ BAM_HD inline void queue_pair_ref::write_entry(const queue_ticket& t,
   slot.command_id = static_cast<std::uint16_t>(t.slot);
 }
 
+BAM_HD inline void queue_pair_ref::record_hold(std::uint32_t slot,
+                                               const command_hold& hold) const {
+  // Plain stores: the abandoner's release CAS of the mailbox publishes them to the drainer
+  // that finds the abandoned mark; the slot's next holder writes only after that drainer
+  // handed the slot on (turn, release).
+  holds_[slot] = hold;
+}
+
+BAM_HD inline void queue_pair_ref::release_hold(std::uint32_t slot) const {
+  const command_hold h = holds_[slot];  // published with the abandoned mark (see record_hold)
+  if (!h.holds()) return;
+  if (h.set_word != nullptr) {
+    // release: the command's data movement (acquired with its completion, or ended by a reset)
+    // before the bits are seen set.
+    atomic_ref<std::uint64_t>(*h.set_word).fetch_or(h.set_bits, order::release);
+  }
+  // release: as above; the buffer's next holder acquires this word before it reuses the buffer.
+  atomic_ref<std::uint64_t>(*h.clear_word).fetch_and(~h.clear_bits, order::release);
+}
+
+BAM_HD inline std::uint32_t queue_pair_ref::release_abandoned_holds() const {
+  std::uint32_t released = 0;
+  for (std::uint32_t slot = 0; slot < depth_; ++slot) {
+    // acquire: the abandoner's hold record, published by its release CAS.
+    const std::uint64_t mb = atomic_ref<std::uint64_t>(mailbox_[slot]).load(order::acquire);
+    if (!(mb & detail::mailbox_abandoned) || !holds_[slot].holds()) continue;
+    release_hold(slot);
+    holds_[slot] = command_hold{};  // given back once
+    ++released;
+  }
+  return released;
+}
+
 BAM_HD inline io_status queue_pair_ref::submit(const nvme::submission_entry& command,
-                                               deadline until, queue_ticket& out) const {
+                                               deadline until, queue_ticket& out,
+                                               const command_hold& hold) const {
+  out.abandoned = false;
   if (halted()) return io_status::host(status_source::queue_halted);
   // relaxed: the ticket only hands out positions; the turn counter carries the data edges.
   const std::uint64_t position =
@@ -139,9 +175,10 @@ BAM_HD inline io_status queue_pair_ref::submit(const nvme::submission_entry& com
     if (atomic_ref<std::uint64_t>(control_->vtail).load(order::relaxed) > position) return {};
     if (halted() || until.expired()) {
       // The entry is in the ring and may still be submitted by a later winner: leave the
-      // abandoned mark so its completion, if it comes, frees the slot.
+      // abandoned mark so its completion, if it comes, frees the slot and gives back `hold`.
       atomic_ref<std::uint64_t> mailbox(mailbox_[out.slot]);
-      // relaxed: the drainer's exchange decides who frees the slot; no data moves here.
+      record_hold(out.slot, hold);
+      // relaxed: a look; the CAS below publishes.
       std::uint64_t expected = mailbox.load(order::relaxed);
       for (;;) {
         // A winner submitted us after our last look at vtail and our completion is already
@@ -150,11 +187,15 @@ BAM_HD inline io_status queue_pair_ref::submit(const nvme::submission_entry& com
         if ((expected & detail::mailbox_valid) && detail::mailbox_turn(expected) == out.turn) {
           return {};
         }
-        if (mailbox.compare_exchange(expected, detail::mailbox_abandon(out.turn), order::relaxed)) {
+        // release: the hold record, for the drainer that finds the mark (its exchange
+        // acquires); the drainer's exchange decides who frees the slot.
+        if (mailbox.compare_exchange(expected, detail::mailbox_abandon(out.turn), order::release)) {
           break;
         }
       }
-      return io_status::host(halted() ? status_source::queue_halted : status_source::timeout);
+      out.abandoned = true;
+      return io_status::host(halted() ? status_source::queue_halted
+                                      : status_source::submit_timeout);
     }
     drain();  // a full SQ frees up only as completions report the head
     pause.pause();
@@ -342,13 +383,15 @@ BAM_HD inline void queue_pair_ref::drain_lanes(std::uint32_t lanes) const {
         const std::uint32_t lap = cq_laps_[cid];
         cq_laps_[cid] = lap + 1u;
         // acq_rel: release hands the status and the data to the waiter's acquire; acquire
-        // pairs with nothing the abandoner wrote but keeps the exchange ordered after dw3.
+        // takes the hold record an abandoner released with its mark.
         const std::uint64_t old = atomic_ref<std::uint64_t>(mailbox_[cid])
                                       .exchange(detail::mailbox_completion(
                                                     lap, nvme::completion_entry::status_field(dw3)),
                                                 order::acq_rel);
         if (old == detail::mailbox_abandon(lap)) {
-          // Its submitter gave up: take the completion for it and free the slot.
+          // Its submitter gave up: take the completion for it, give back what its buffer held
+          // (the command is done with it now) and free the slot.
+          release_hold(cid);
           // release: the slot's next holder acquires the turn.
           atomic_ref<std::uint32_t>(turn_[cid]).store(lap + 1u, order::release);
           detail::bump_shared(control_->counters.late_completions, 1);
@@ -398,7 +441,8 @@ BAM_HD inline bool queue_pair_ref::poll(const queue_ticket& t, io_status& status
   return true;
 }
 
-BAM_HD inline io_status queue_pair_ref::wait(const queue_ticket& t, deadline until) const {
+BAM_HD inline io_status queue_pair_ref::wait(const queue_ticket& t, deadline until,
+                                             const command_hold& hold) const {
   atomic_ref<std::uint64_t> mailbox(mailbox_[t.slot]);
   backoff pause = wait_backoff();
   for (;;) {
@@ -406,11 +450,13 @@ BAM_HD inline io_status queue_pair_ref::wait(const queue_ticket& t, deadline unt
     if (poll(t, s)) return s;
     drain();
     if (until.expired()) {
-      // relaxed: the exchange in the drainer decides who frees the slot; if the completion
-      // lands first the compare fails and the next poll takes it.
+      // relaxed: a look; if the completion lands first the CAS fails and the next poll takes it.
       std::uint64_t mb = mailbox.load(order::relaxed);
       if ((mb & detail::mailbox_valid) && detail::mailbox_turn(mb) == t.turn) continue;
-      if (mailbox.compare_exchange(mb, detail::mailbox_abandon(t.turn), order::relaxed)) {
+      record_hold(t.slot, hold);
+      // release: the hold record, for the drainer that finds the mark (its exchange acquires);
+      // the drainer's exchange decides who frees the slot.
+      if (mailbox.compare_exchange(mb, detail::mailbox_abandon(t.turn), order::release)) {
         return io_status::host(status_source::timeout);
       }
       continue;
@@ -421,9 +467,10 @@ BAM_HD inline io_status queue_pair_ref::wait(const queue_ticket& t, deadline unt
 
 BAM_HD inline io_status queue_pair_ref::execute(const nvme::submission_entry& command,
                                                 queue_ticket& out) const {
-  const deadline until = deadline::after_ns(timeout_ns_);
-  if (io_status s = submit(command, until, out); !s.ok()) return s;
-  return wait(out, until);
+  // Entering the queue and completing are bounded apart: a command that waited long for its
+  // slot still gets the whole timeout to complete.
+  if (io_status s = submit(command, deadline::after_ns(timeout_ns_), out); !s.ok()) return s;
+  return wait(out, deadline::after_ns(timeout_ns_));
 }
 
 }  // namespace bam

@@ -200,10 +200,13 @@ BAM_HD inline void dense_cache_ref::abandon_move(const array_slot& a, std::uint6
 BAM_HD inline bool dense_cache_ref::free_if_empty(const array_slot& a, std::uint32_t frame) const {
   for (std::uint32_t w = 0; w < pool_.geometry.words_per_frame; ++w) {
     const std::uint64_t at = std::uint64_t{frame} * pool_.geometry.words_per_frame + w;
+    // seq_cst: as in wait_not_busy; a slot being loaded (or held by a command that may still
+    // run, until its late completion is drained) stays. Read first: the drainer of such a
+    // command sets the slot's resident bit before it clears the busy bit (and seq_cst
+    // acquires that).
+    if (atomic_ref<std::uint64_t>(pool_.busy[at]).load(order::seq_cst) != 0) return false;
     // relaxed: we hold the frame; a piece named here would have a resident page.
     if (atomic_ref<std::uint64_t>(pool_.resident[at]).load(order::relaxed) != 0) return false;
-    // seq_cst: as in wait_not_busy; a slot being loaded (or lost to a late command) stays.
-    if (atomic_ref<std::uint64_t>(pool_.busy[at]).load(order::seq_cst) != 0) return false;
   }
   // No entry names the frame and its last pieces' readers left in the grace period of the
   // move: retire it (new tag, cleared bits and owner) and free it.

@@ -35,11 +35,6 @@ struct keep_protection {
   BAM_HD void operator()(std::uint32_t) const {}
 };
 
-/// A command that may still complete could write its buffer later.
-BAM_HD inline bool may_land_later(io_status s) {
-  return s.source() == status_source::timeout || s.source() == status_source::queue_halted;
-}
-
 }  // namespace detail
 
 BAM_HD inline std::uint64_t dense_cache_ref::give_up_at(const array_slot* a) const {

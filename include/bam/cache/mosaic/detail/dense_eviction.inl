@@ -159,8 +159,8 @@ BAM_HD inline const array_slot* dense_cache_ref::tenant_slot(std::uint32_t tenan
   return piece < pieces ? s : nullptr;  // a detached array has no pages
 }
 
-BAM_HD inline bool dense_cache_ref::wait_not_busy(std::uint32_t frame,
-                                                  std::uint64_t deadline_ns) const {
+BAM_HD inline bool dense_cache_ref::wait_not_busy(std::uint32_t frame, std::uint64_t deadline_ns,
+                                                  const array_slot* drain_for) const {
   backoff pause;
   for (std::uint32_t w = 0; w < pool_.geometry.words_per_frame; ++w) {
     atomic_ref<std::uint64_t> busy(
@@ -169,6 +169,9 @@ BAM_HD inline bool dense_cache_ref::wait_not_busy(std::uint32_t frame,
     // their slot work before we touch the slots.
     while (busy.load(order::seq_cst) != 0) {
       if (now_ns() > deadline_ns) return false;
+      // A slot held by an abandoned command comes back only when its late completion is
+      // drained: a waiter that is not in a hurry drains the array's queues itself.
+      if (drain_for != nullptr) device_drain(drain_for->set);
       pause.pause();
     }
   }
@@ -194,6 +197,23 @@ BAM_HD BAM_NOINLINE inline bool dense_cache_ref::write_back_dirty(const array_sl
   auto fail = [&](io_status s, const io_where& where, std::uint64_t page) {
     owner.errors->record(error_kind::write_back, s, where.device, where.queue, where.command_id,
                          where.lba, page);
+  };
+  // A write-back given up on may still read its slot. So each slot leaves use while its
+  // command may run (busy, not resident: no reader, writer or loader touches it, and the
+  // frame cannot be emptied) and comes back when the command is done: here, or by the drain of
+  // its late completion (the hold sets the resident bit again, then clears the busy bit).
+  // relaxed (both): we hold the frame; the release that reopens or retires it publishes these.
+  auto take_slot = [&](std::uint32_t slot) {
+    const std::uint64_t bit = frame_pool_view::bit(slot);
+    atomic_ref<std::uint64_t>(pool_.word(pool_.busy, frame, slot)).fetch_or(bit, order::relaxed);
+    atomic_ref<std::uint64_t>(pool_.word(pool_.resident, frame, slot))
+        .fetch_and(~bit, order::relaxed);
+  };
+  auto give_back_slot = [&](std::uint32_t slot) {
+    const std::uint64_t bit = frame_pool_view::bit(slot);
+    atomic_ref<std::uint64_t>(pool_.word(pool_.resident, frame, slot))
+        .fetch_or(bit, order::relaxed);
+    atomic_ref<std::uint64_t>(pool_.word(pool_.busy, frame, slot)).fetch_and(~bit, order::relaxed);
   };
   std::uint32_t w = 0;
   // relaxed: the hold ordered the writers.
@@ -226,11 +246,16 @@ BAM_HD BAM_NOINLINE inline bool dense_cache_ref::write_back_dirty(const array_sl
     for (; in_flight < n; ++in_flight) {
       const std::uint32_t t = in_flight;
       const std::uint32_t queue = t < wrap ? t : start + t - wrap;
+      const std::uint64_t bit = frame_pool_view::bit(slots[t]);
+      const command_hold hold{&pool_.word(pool_.busy, frame, slots[t]), bit,
+                              &pool_.word(pool_.resident, frame, slots[t]), bit};
+      take_slot(slots[t]);
       const io_status s = cache_.line_io_submit(
           nvme::io_opcode::write, owner, pages[t],
-          static_cast<std::uint32_t>(g.line_of(frame, slots[t])), queue, issued[t]);
+          static_cast<std::uint32_t>(g.line_of(frame, slots[t])), queue, issued[t], 1, hold);
       if (!s.ok()) {
         fail(s, issued[t].io.where, pages[t]);
+        if (!issued[t].io.where.abandoned) give_back_slot(slots[t]);
         ok = false;
         break;
       }
@@ -242,9 +267,12 @@ BAM_HD BAM_NOINLINE inline bool dense_cache_ref::write_back_dirty(const array_sl
         // relaxed: we hold the frame.
         dirty_word(slots[t] / 64u)
             .fetch_and(~(std::uint64_t{1} << (slots[t] % 64u)), order::relaxed);
+        give_back_slot(slots[t]);
       } else {
         fail(s, issued[t].io.where, pages[t]);
-        ok = false;  // the page stays dirty and resident
+        // The page stays dirty (and resident, once an abandoned command is done with it).
+        if (!issued[t].io.where.abandoned) give_back_slot(slots[t]);
+        ok = false;
       }
     }
     if (!ok) return false;
@@ -288,7 +316,7 @@ BAM_HD inline bool dense_cache_ref::empty_held(std::uint32_t frame, std::uint64_
   // (epochs.hpp, and the dropper's busy/entry pair); hold_and_drain's, when it closed, too.
   const std::uint64_t old =
       closed != 0 ? closed : entry.exchange(entry_bits::closed, order::seq_cst);
-  bool ok = pinning_.quiesce(deadline_ns) && wait_not_busy(frame, deadline_ns) &&
+  bool ok = pinning_.quiesce(deadline_ns) && wait_not_busy(frame, deadline_ns, owner) &&
             write_back_dirty(*owner, piece, frame);
   if (!ok) {
     // The frame keeps its piece: reopen it and publish the entry again, under a pin of ours
@@ -347,17 +375,26 @@ BAM_HD inline bool dense_cache_ref::drop_page(const array_slot& a, std::uint64_t
     std::uint64_t s = atomic_ref<std::uint64_t>(pool_.state[frame]).load(order::relaxed);
     if (!frame_pin_usable(s, e) || !try_hold(frame, s, true)) return false;
     bool dropped = false;
-    // seq_cst: as in wait_not_busy; a busy slot is being loaded (or lost to a late command).
-    const bool busy =
-        (atomic_ref<std::uint64_t>(pool_.word(pool_.busy, frame, slot)).load(order::seq_cst) &
-         bit) != 0;
-    if (!busy && (resident.load(order::relaxed) & bit)) {
+    atomic_ref<std::uint64_t> busy(pool_.word(pool_.busy, frame, slot));
+    // seq_cst: as in wait_not_busy; a busy slot is being loaded (or held by a command that
+    // may still run).
+    if (!(busy.load(order::seq_cst) & bit) && (resident.load(order::relaxed) & bit)) {
       // Our page alone: a loader whose pin failed because we hold the frame may be serving a
       // store into its own slot under its busy bit (acquire_then), and writing that slot back
       // now, then clearing its dirty bit, would lose the store.
-      dropped = !(dirty.load(order::relaxed) & bit) || write_back_page(a, page, frame);
-      if (dropped) {
+      page_write w = page_write::written;
+      if (dirty.load(order::relaxed) & bit) {
+        // relaxed (both): we hold the frame; reopen publishes.
+        busy.fetch_or(bit, order::relaxed);
+        resident.fetch_and(~bit, order::relaxed);
+        w = write_back_page(a, page, frame);
+        if (w == page_write::failed) resident.fetch_or(bit, order::relaxed);  // back as it was
+        if (w != page_write::abandoned) busy.fetch_and(~bit, order::relaxed);
+      } else {
         resident.fetch_and(~bit, order::relaxed);  // relaxed: published by reopen
+      }
+      dropped = w == page_write::written;
+      if (dropped) {
         atomic_ref<std::uint32_t>(pool_.resident_count[frame]).fetch_sub(1u, order::relaxed);
       }
     }
@@ -373,11 +410,16 @@ BAM_HD inline bool dense_cache_ref::drop_page(const array_slot& a, std::uint64_t
   if (entry.load(order::seq_cst) == e && (resident.load(order::seq_cst) & bit)) {
     // seq_cst: readers that see the bit set precede the grace period (epochs.hpp).
     resident.fetch_and(~bit, order::seq_cst);
+    page_write w = page_write::failed;
     if (pinning_.quiesce(give_up_at(&a))) {
-      dropped = true;
+      w = page_write::written;
       // acquire: writers' dirty bits, released by their epoch exits, were read by the scan.
-      if (dirty.load(order::acquire) & bit) dropped = write_back_page(a, page, frame);
+      if (dirty.load(order::acquire) & bit) w = write_back_page(a, page, frame);
     }
+    // An abandoned write-back's slot is the queue's now: its drain sets the resident bit
+    // again and ends our busy hold.
+    if (w == page_write::abandoned) return false;
+    dropped = w == page_write::written;
     if (dropped) {
       atomic_ref<std::uint32_t>(pool_.resident_count[frame]).fetch_sub(1u, order::relaxed);
     } else {
@@ -388,21 +430,25 @@ BAM_HD inline bool dense_cache_ref::drop_page(const array_slot& a, std::uint64_t
   return dropped;
 }
 
-BAM_HD inline bool dense_cache_ref::write_back_page(const array_slot& a, std::uint64_t page,
-                                                    std::uint32_t frame) const {
+BAM_HD inline dense_cache_ref::page_write dense_cache_ref::write_back_page(
+    const array_slot& a, std::uint64_t page, std::uint32_t frame) const {
   const std::uint32_t slot = slot_of(page);
   const auto line = static_cast<std::uint32_t>(pool_.geometry.line_of(frame, slot));
+  const std::uint64_t bit = frame_pool_view::bit(slot);
+  // The caller took the slot out of use (busy, not resident): an abandoned write-back keeps it
+  // so until its late completion is drained, which makes it resident and not busy again.
+  const command_hold hold{&pool_.word(pool_.busy, frame, slot), bit,
+                          &pool_.word(pool_.resident, frame, slot), bit};
   io_where where;
-  const io_status s = cache_.line_io(nvme::io_opcode::write, a, page, line, frame, where);
+  const io_status s = cache_.line_io(nvme::io_opcode::write, a, page, line, frame, where, hold);
   if (!s.ok()) {
     a.errors->record(error_kind::write_back, s, where.device, where.queue, where.command_id,
                      where.lba, page);
-    return false;
+    return where.abandoned ? page_write::abandoned : page_write::failed;
   }
   // relaxed: the caller holds the page (the frame, or the slot's busy bit) and publishes.
-  atomic_ref<std::uint64_t>(pool_.word(pool_.dirty, frame, slot))
-      .fetch_and(~frame_pool_view::bit(slot), order::relaxed);
-  return true;
+  atomic_ref<std::uint64_t>(pool_.word(pool_.dirty, frame, slot)).fetch_and(~bit, order::relaxed);
+  return page_write::written;
 }
 
 BAM_HD inline io_status dense_cache_ref::flush_frame(const array_slot& a,
@@ -415,14 +461,30 @@ BAM_HD inline io_status dense_cache_ref::flush_frame(const array_slot& a,
     if (!(s & (frame_bits::open | frame_bits::held))) return {};          // free
     if ((frame_tag(s) & entry_bits::tenant_mask) != a.tenant) return {};  // another array's
     if (try_hold(frame, s, true)) break;
-    if (now_ns() > give_up_ns) return io_status::host(status_source::timeout);
+    if (now_ns() > give_up_ns) return flush_timeout(a, frame);
     pause.pause();
   }
   const std::uint64_t own = atomic_ref<std::uint64_t>(pool_.owner[frame]).load(order::relaxed);
   const std::uint64_t piece = own & shared_piece;
-  const bool ok = wait_not_busy(frame, give_up_ns) && write_back_dirty(a, piece, frame);
+  if (!wait_not_busy(frame, give_up_ns, &a)) {
+    reopen(frame);
+    return flush_timeout(a, frame);
+  }
+  const bool ok = write_back_dirty(a, piece, frame);  // records its failures
   reopen(frame);
   return ok ? io_status{} : io_status::host(status_source::timeout);
+}
+
+BAM_HD BAM_NOINLINE inline io_status dense_cache_ref::flush_timeout(const array_slot& a,
+                                                                    std::uint32_t frame) const {
+  // Pinned, or a slot busy (perhaps held by a command that may still run): not written back.
+  const io_status s = io_status::host(status_source::timeout);
+  // relaxed: names the piece for the record only.
+  const std::uint64_t piece =
+      atomic_ref<std::uint64_t>(pool_.owner[frame]).load(order::relaxed) & shared_piece;
+  a.errors->record(error_kind::write_back, s, 0, 0, 0, 0,
+                   piece == shared_piece ? 0 : piece << pool_.geometry.frame_shift);
+  return s;
 }
 
 }  // namespace bam::cache::mosaic

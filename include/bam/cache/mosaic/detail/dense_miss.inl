@@ -7,6 +7,13 @@
 
 namespace bam::cache::mosaic {
 
+BAM_HD BAM_NOINLINE inline acquire_result dense_cache_ref::gave_up(const array_slot& a,
+                                                                   std::uint64_t page) const {
+  const io_status s = io_status::host(status_source::timeout);
+  a.errors->record(error_kind::cache, s, 0, 0, 0, 0, page);
+  return {0, s, probe_kind::failed};
+}
+
 BAM_HD inline acquire_result dense_cache_ref::acquire(const array_slot& a, std::uint64_t page,
                                                       std::uint32_t hint,
                                                       frame_guard& guard) const {
@@ -23,9 +30,12 @@ BAM_HD acquire_result dense_cache_ref::acquire_then(const array_slot& a, std::ui
   std::uint64_t& entry_word = a.large_table[piece];
   const order slot_order = pinning_.slot_order();
   backoff pause;
-  std::uint64_t give_up_ns = 0;
+  std::uint64_t give_up_ns = 0, drain_after_ns = 0;
   bool waited = false, loaded = false, promoted = false;
   for (;;) {
+    // Every turn of the loop is bounded, not only those that wait: a page loaded (or a frame
+    // reserved) and gone again before we read it sends us round without a wait.
+    if (give_up_ns != 0 && now_ns() > give_up_ns) return gave_up(a, page);
     const enter_result r = pinning_.enter(entry_word, 1, guard);
     if (r == enter_result::no_reader_slot) {
       const io_status s = io_status::host(status_source::invalid_request);
@@ -62,6 +72,7 @@ BAM_HD acquire_result dense_cache_ref::acquire_then(const array_slot& a, std::ui
       if (step == shared_step::failed) return {0, failure, probe_kind::failed};
       if (step == shared_step::loaded) {
         loaded = true;
+        if (give_up_ns == 0) give_up_ns = give_up_at(&a);
         continue;  // read it under protection
       }
       // Another page holds the slot: the piece gets a frame of its own.
@@ -107,14 +118,16 @@ BAM_HD acquire_result dense_cache_ref::acquire_then(const array_slot& a, std::ui
         // from being emptied (eviction waits for busy bits) and the slot from other loads.
         release(guard);
         io_where where;
-        const io_status s = cache_.line_io(nvme::io_opcode::read, a, page, line, hint, where);
+        // A read given up on may still write the slot: its busy bit (which also keeps the
+        // frame) stays until the late completion is drained, which clears it.
+        const command_hold hold{&pool_.word(pool_.busy, frame, slot), bit};
+        const io_status s =
+            cache_.line_io(nvme::io_opcode::read, a, page, line, hint, where, hold);
         if (!s.ok()) {
           a.errors->record(error_kind::read, s, where.device, where.queue, where.command_id,
                            where.lba, page);
-          // A command that may still land keeps the slot busy for good (lost to the cache,
-          // and its frame with it) rather than let another page's data be overwritten.
-          // release: nothing is published; ends our hold.
-          if (!detail::may_land_later(s)) busy.fetch_and(~bit, order::release);
+          // release: nothing is published; ends our hold (the queue's, if it was abandoned).
+          if (!where.abandoned) busy.fetch_and(~bit, order::release);
           return {0, s, probe_kind::failed};
         }
         // release: the slot's data, read by the command, before the resident bit.
@@ -160,6 +173,7 @@ BAM_HD acquire_result dense_cache_ref::acquire_then(const array_slot& a, std::ui
         }
         busy.fetch_and(~bit, order::release);  // release: as above
         loaded = true;
+        if (give_up_ns == 0) give_up_ns = give_up_at(&a);
         continue;  // read it under protection
       }
     } else if (r == enter_result::not_coalesced && pool_.base_first && entry_base(guard.entry)) {
@@ -186,6 +200,7 @@ BAM_HD acquire_result dense_cache_ref::acquire_then(const array_slot& a, std::ui
               .compare_exchange(expected, entry_bits::closed, order::acquire)) {
         io_status failure;
         if (!reserve(a, piece, entry_word, failure)) return {0, failure, probe_kind::failed};
+        if (give_up_ns == 0) give_up_ns = give_up_at(&a);
         continue;
       }
       continue;  // someone else is reserving; look again
@@ -193,12 +208,15 @@ BAM_HD acquire_result dense_cache_ref::acquire_then(const array_slot& a, std::ui
       waited = true;  // CLOSED (reserving or evicting), or the frame changed under us
     }
     const std::uint64_t now = now_ns();
-    if (give_up_ns == 0) {
-      give_up_ns = give_up_at(&a);
+    if (drain_after_ns == 0) {
+      if (give_up_ns == 0) give_up_ns = give_up_at(&a);
+      drain_after_ns = now + a.set.queue(0, 0).timeout_ns();
     } else if (now > give_up_ns) {
-      const io_status s = io_status::host(status_source::timeout);
-      a.errors->record(error_kind::cache, s, 0, 0, 0, 0, page);
-      return {0, s, probe_kind::failed};
+      return gave_up(a, page);
+    } else if (now > drain_after_ns) {
+      // Waited longer than a loader's command may take: the slot (or frame) may be held by an
+      // abandoned command, which only the drain of its late completion gives back.
+      device_drain(a.set);
     }
     pinning_.wait_turn(pause);  // unprotected here on every path
   }
@@ -234,12 +252,14 @@ BAM_HD BAM_NOINLINE inline dense_cache_ref::shared_step dense_cache_ref::use_sha
   // The busy bit keeps the slot and the frame (its evictor drains busy bits); leave first.
   release(guard);
   io_where where;
-  const io_status s = cache_.line_io(nvme::io_opcode::read, a, page, line, hint, where);
+  // As for a coalesced slot: an abandoned read keeps the busy bit until its late completion.
+  const command_hold hold{&pool_.word(pool_.busy, frame, k), bit};
+  const io_status s = cache_.line_io(nvme::io_opcode::read, a, page, line, hint, where, hold);
   if (!s.ok()) {
     a.errors->record(error_kind::read, s, where.device, where.queue, where.command_id, where.lba,
                      page);
-    // release: nothing is published; ends our hold (kept for good if the command may land).
-    if (!detail::may_land_later(s)) busy.fetch_and(~bit, order::release);
+    // release: nothing is published; ends our hold (the queue's, if it was abandoned).
+    if (!where.abandoned) busy.fetch_and(~bit, order::release);
     failure = s;
     return shared_step::failed;
   }
@@ -262,6 +282,9 @@ BAM_HD inline bool dense_cache_ref::claim_reserved(const array_slot& a, std::uin
     if (claim_frame(a, !admitted, frame, deadline_ns)) return true;
     if (admitted) give_back_admission(a);
     if (now_ns() > deadline_ns) return false;
+    // Slots held by abandoned commands keep their frames until the late completions are
+    // drained, which no one else may be doing.
+    device_drain(a.set);
     pause.pause();
   }
 }

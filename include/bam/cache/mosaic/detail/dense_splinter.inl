@@ -276,11 +276,20 @@ BAM_HD inline bool dense_cache_ref::empty_shared(std::uint32_t frame, std::uint6
   const std::uint64_t hosted = make_splintered(frame, tenant, frame_gen(s));
   const std::uint64_t mark = closed_by_evictor(frame);
   // Every entry that names this frame has a page here (a piece leaves only by promotion, which
-  // takes them all), and none is added while we hold it.
+  // takes them all), and none is added while we hold it. A page whose write-back was abandoned
+  // is busy and not resident until its late completion is drained: it counts too.
   auto each_piece = [&](auto f) {
     for (std::uint32_t k = meta_lines(); k < g.lines_per_frame; ++k) {
-      if (!(atomic_ref<std::uint64_t>(pool_.word(pool_.resident, frame, k)).load(order::relaxed) &
-            frame_pool_view::bit(k))) {
+      const std::uint64_t bit = frame_pool_view::bit(k);
+      // acquire: a drainer that gives such a slot back sets its resident bit before it clears
+      // the busy bit, so seeing the busy bit clear we see the resident bit set.
+      const bool busy =
+          (atomic_ref<std::uint64_t>(pool_.word(pool_.busy, frame, k)).load(order::acquire) &
+           bit) != 0;
+      // relaxed: we hold the frame; only such a drainer changes the bit meanwhile.
+      if (!busy &&
+          !(atomic_ref<std::uint64_t>(pool_.word(pool_.resident, frame, k)).load(order::relaxed) &
+            bit)) {
         continue;
       }
       const std::uint64_t t = atomic_ref<std::uint64_t>(tag_word(frame, k)).load(order::relaxed);
@@ -293,7 +302,7 @@ BAM_HD inline bool dense_cache_ref::empty_shared(std::uint32_t frame, std::uint6
     std::uint64_t want = hosted;
     entry.compare_exchange(want, mark, order::seq_cst);
   });
-  const bool ok = pinning_.quiesce(deadline_ns) && wait_not_busy(frame, deadline_ns) &&
+  const bool ok = pinning_.quiesce(deadline_ns) && wait_not_busy(frame, deadline_ns, owner) &&
                   write_back_dirty(*owner, shared_piece, frame);
   // On failure the entries are restored under a pin of ours (publish_open says why).
   if (!ok) reopen_pinned(frame);

@@ -124,12 +124,18 @@ BAM_HD BAM_NOINLINE inline void dense_cache_ref::fill_piece(const array_slot& a,
       for (; in_flight < n; ++in_flight) {
         const std::uint32_t t = in_flight;
         const std::uint32_t queue = t < wrap ? t : start + t - wrap;
+        // A read given up on may still write its slots: their busy bits stay until the late
+        // completion is drained, which clears them.
+        const command_hold hold{&pool_.busy[std::uint64_t{frame} * g.words_per_frame + word_of[t]],
+                                runs[t]};
         const io_status s = cache_.line_io_submit(
             nvme::io_opcode::read, a, (piece << g.frame_shift) + slots[t],
-            static_cast<std::uint32_t>(g.line_of(frame, slots[t])), queue, issued[t], lens[t]);
+            static_cast<std::uint32_t>(g.line_of(frame, slots[t])), queue, issued[t], lens[t],
+            hold);
         if (!s.ok()) {
-          // Those slots stay empty (errors are left to demand loads, below).
-          for (std::uint32_t u = t; u < n; ++u) {
+          // Those slots stay empty (errors are left to demand loads, below); an abandoned
+          // command's slots are the queue's until the drain gives them back.
+          for (std::uint32_t u = issued[t].io.where.abandoned ? t + 1 : t; u < n; ++u) {
             busy_word(word_of[u]).fetch_and(~runs[u], order::release);  // release: ends our hold
           }
           failed = true;
@@ -151,9 +157,12 @@ BAM_HD BAM_NOINLINE inline void dense_cache_ref::fill_piece(const array_slot& a,
           filled = true;
         } else {
           // Not recorded: nobody asked for these pages yet; a reader that needs one loads it
-          // on the demand path and meets the error there. A command that may still land keeps
-          // its slots busy for good (as acquire_then).
-          if (!detail::may_land_later(s)) busy_word(word_of[t]).fetch_and(~runs[t], order::release);
+          // on the demand path and meets the error there. An abandoned command's slots stay
+          // busy until its late completion is drained (as acquire_then).
+          // release: ends our hold.
+          if (!issued[t].io.where.abandoned) {
+            busy_word(word_of[t]).fetch_and(~runs[t], order::release);
+          }
           failed = true;
         }
       }
