@@ -72,9 +72,13 @@ TEST(graph_edge_list, dedup_keeps_the_smallest_weight) {
   EXPECT_EQ(g, make_graph(2, {{0, 1}}, {2.0f}));
 }
 
-TEST(graph_edge_list, an_empty_file_is_an_empty_graph) {
+TEST(graph_edge_list, a_file_without_edges_is_refused_as_an_empty_matrix_market_file_is) {
   temp_dir dir;
-  EXPECT_EQ(convert_and_read(dir, "g.el", "# nothing\n"), csr{});
+  write_file(dir / "g.el", "# nothing\n");
+  const std::string message =
+      input_error_of([&] { convert_graph(dir / "g.el", dir / "out.bcsr", {}); });
+  EXPECT_TRUE(contains(message, "no edges")) << message;
+  EXPECT_FALSE(std::filesystem::exists(dir / "out.bcsr"));
 }
 
 TEST(graph_matrix_market, pattern_general_is_one_based) {

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <type_traits>
 #include <utility>
@@ -34,6 +35,7 @@
 #include "bam/storage_options.hpp"
 #include "common/json_writer.hpp"
 #include "common/machine_info.hpp"
+#include "common/output_paths.hpp"
 #include "common/sizes.hpp"
 #include "graph/generate.hpp"
 
@@ -577,7 +579,19 @@ std::string list_sizes(const std::vector<std::uint64_t>& sizes) {
   return text;
 }
 
+// What the parser could not check, before any graph is generated or read: the storage
+// options together, and no output on top of the graph or of another output.
+void check_before_work(const app_options& o, std::string_view result_option,
+                       const std::string& result_path) {
+  o.storage.validate();
+  const named_path inputs[] = {{"--graph", o.graph}};
+  const named_path outputs[] = {
+      {"--keep-graph", o.keep_graph}, {result_option, result_path}, {"--json", o.json}};
+  refuse_overlaps(inputs, outputs);
+}
+
 void run_bfs_command(const app_options& o) {
+  check_before_work(o, "--depths-out", o.depths_out);
   const auto start = std::chrono::steady_clock::now();
   run_graph file(o);
   auto s = std::make_unique<session>(o, file);
@@ -619,6 +633,7 @@ void run_bfs_command(const app_options& o) {
 }
 
 void run_cc_command(const app_options& o) {
+  check_before_work(o, "--labels-out", o.labels_out);
   const auto start = std::chrono::steady_clock::now();
   run_graph file(o);
   auto s = std::make_unique<session>(o, file);
@@ -640,6 +655,7 @@ void run_cc_command(const app_options& o) {
 }
 
 void run_pagerank_command(const app_options& o) {
+  check_before_work(o, "--ranks-out", o.ranks_out);
   const auto start = std::chrono::steady_clock::now();
   run_graph file(o);
   auto s = std::make_unique<session>(o, file);
@@ -687,9 +703,13 @@ void add_common(CLI::App& c, app_options& o) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str()
       ->excludes(graph);
-  c.add_option("--seed", o.seed, "Seed" + without)->capture_default_str()->excludes(graph);
+  c.add_option("--seed", o.seed, "Seed" + without)
+      ->transform(whole_number())
+      ->capture_default_str()
+      ->excludes(graph);
   c.add_option("--keep-graph", o.keep_graph, "Write the generated graph to PATH and keep it")
       ->type_name("PATH")
+      ->check(output_file({.renamed_into_place = true}))
       ->excludes(graph);
   o.storage.add_to(c, {.tiled = true});
   add_json_option(c, o.json);
@@ -705,26 +725,33 @@ void add_app_commands(CLI::App& app) {
         "Breadth-first search with neighbour lists read from storage through the page cache "
         "(no --graph: generates a Kronecker graph 8x the cache and traverses it)");
     add_common(*c, *o);
-    c->add_option("--source", o->source, "Source vertex (default: the highest-degree vertex)");
+    c->add_option("--source", o->source, "Source vertex (default: the highest-degree vertex)")
+        ->transform(whole_number());
     c->add_option("--scan-divisor", o->scan_divisor,
                   "Expand a level whose frontier exceeds n/N vertices by a scan in vertex order "
                   "(storage order) instead of the frontier list; 0: never")
         ->type_name("N")
+        ->transform(whole_number())
         ->capture_default_str();
     c->add_option("--depths-out", o->depths_out,
                   "Write each vertex's depth (-1: unreached), one per line, to FILE ('-': stdout)")
-        ->type_name("FILE");
+        ->type_name("FILE")
+        ->check(output_file({.standard_output = true}));
     c->callback([o] { run_bfs_command(*o); });
   }
   {
     auto o = std::make_shared<app_options>();
     CLI::App* c = app.add_subcommand(
-        "cc", "Connected components (edges taken as undirected), neighbour lists from storage");
+        "cc",
+        "Connected components (edges taken as undirected), neighbour lists from storage. "
+        "Trusts the graph's symmetric flag (a symmetric graph is read one way only); "
+        "`bam graph info` checks it");
     add_common(*c, *o);
     c->add_option("--labels-out", o->labels_out,
                   "Write each vertex's label (the smallest vertex of its component), one per line, "
                   "to FILE ('-': stdout)")
-        ->type_name("FILE");
+        ->type_name("FILE")
+        ->check(output_file({.standard_output = true}));
     c->callback([o] { run_cc_command(*o); });
   }
   {
@@ -742,7 +769,8 @@ void add_app_commands(CLI::App& app) {
         ->check(CLI::NonNegativeNumber);
     c->add_option("--ranks-out", o->ranks_out,
                   "Write each vertex's rank, one per line, to FILE ('-': stdout)")
-        ->type_name("FILE");
+        ->type_name("FILE")
+        ->check(output_file({.standard_output = true}));
     c->callback([o, iterations] {
       if (o->tolerance > 0 && iterations->count() == 0) o->iterations = 1000;
       run_pagerank_command(*o);

@@ -2,12 +2,9 @@
 // prints them, one per line, in order. The embedding / feature-gather use case, and a
 // correctness tool: the output must equal the file's values.
 
-#include <charconv>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
-#include <fstream>
-#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +17,7 @@
 
 #include "bam/commands.hpp"
 #include "bam/storage_options.hpp"
+#include "common/index_list.hpp"
 #include "common/sizes.hpp"
 
 namespace bam::tools {
@@ -33,32 +31,6 @@ struct gather_options {
   std::uint64_t offset = 0;
   storage_options storage;
 };
-
-std::vector<std::uint64_t> read_indices(const std::string& path) {
-  std::ifstream file;
-  std::istream* in = &std::cin;
-  if (path != "-") {
-    file.open(path);
-    if (!file) throw input_error("cannot open index file '" + path + "'");
-    in = &file;
-  }
-  const std::string shown = path == "-" ? "standard input" : "'" + path + "'";
-  std::vector<std::uint64_t> out;
-  std::string line;
-  for (std::uint64_t number = 1; std::getline(*in, line); ++number) {
-    std::size_t a = line.find_first_not_of(" \t\r");
-    if (a == std::string::npos || line[a] == '#') continue;
-    std::size_t b = line.find_last_not_of(" \t\r") + 1;
-    std::uint64_t v = 0;
-    const auto [end, ec] = std::from_chars(line.data() + a, line.data() + b, v);
-    if (ec != std::errc{} || end != line.data() + b) {
-      throw input_error("index file " + shown + " line " + std::to_string(number) + ": '" +
-                        line.substr(a, b - a) + "' is not a non-negative integer");
-    }
-    out.push_back(v);
-  }
-  return out;
-}
 
 template <class T>
 void print_value(std::FILE* out, T v) {
@@ -122,7 +94,8 @@ void run_gather(data_path& path, const array<const T>& a, const std::vector<std:
 
 template <class T>
 void gather(const gather_options& o) {
-  const std::vector<std::uint64_t> indices = read_indices(o.indices);
+  o.storage.validate();
+  const std::vector<std::uint64_t> indices = read_index_list(o.indices);
   auto image = load_image(o.storage, o.file);
   if (o.offset > image->bytes()) throw input_error("--offset is past the end of '" + o.file + "'");
   const std::uint64_t elements = (image->bytes() - o.offset) / sizeof(T);

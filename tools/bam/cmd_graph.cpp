@@ -11,6 +11,7 @@
 #include "bam/commands.hpp"
 #include "common/json_writer.hpp"
 #include "common/machine_info.hpp"
+#include "common/output_paths.hpp"
 #include "common/sizes.hpp"
 #include "common/table.hpp"
 #include "graph/convert.hpp"
@@ -53,6 +54,8 @@ struct gen_command {
   bool quiet = false;
 
   void run() {
+    const named_path outputs[] = {{"--out", out}, {"--json", json}};
+    refuse_overlaps({}, outputs);
     options.kind = graph::parse_graph_kind(kind);
     options.progress = !quiet;
     const graph::generate_result r = graph::generate_graph(out, options);
@@ -115,8 +118,12 @@ void add_gen(CLI::App& graph) {
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
       ->capture_default_str();
   gen->add_option("--seed", c->options.seed, "Seed; the same seed gives the same bytes")
+      ->transform(whole_number())
       ->capture_default_str();
-  gen->add_option("--out", c->out, "Output .bcsr file")->required()->type_name("FILE");
+  gen->add_option("--out", c->out, "Output .bcsr file")
+      ->required()
+      ->type_name("FILE")
+      ->check(output_file({.renamed_into_place = true}));
   gen->add_option("--threads", c->options.threads,
                   "Threads (default: all " + std::to_string(graph::hardware_threads()) +
                       " hardware threads)")
@@ -162,7 +169,10 @@ void add_convert(CLI::App& graph) {
   convert->add_option("--in", c->in, "Input graph (for EMOGI: X.bel, naming X.bel.col/.dst/.val)")
       ->required()
       ->type_name("FILE");
-  convert->add_option("--out", c->out, "Output .bcsr file")->required()->type_name("FILE");
+  convert->add_option("--out", c->out, "Output .bcsr file (not the input: convert refuses that)")
+      ->required()
+      ->type_name("FILE")
+      ->check(output_file({.renamed_into_place = true}));
   convert->add_option("--format", c->format, "Input format (default: from the extension)")
       ->check(CLI::IsMember({"el", "mtx", "bel"}));
   convert->add_flag("--undirected", c->options.undirected, "Add the reverse of every edge");
@@ -203,7 +213,8 @@ void add_export(CLI::App& graph) {
   exp->add_option("--in", c->in, "Input .bcsr file")->required()->type_name("FILE");
   exp->add_option("--out", c->out, "Output file (for bel: X.bel, writing X.bel.col/.dst/.val)")
       ->required()
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(output_file({.renamed_into_place = true}));
   exp->add_option("--format", c->format, "el, mtx or bel (default: from the extension)")
       ->check(CLI::IsMember({"el", "mtx", "bel"}));
   exp->add_option("--bel-values", c->bel_values,
@@ -221,6 +232,9 @@ struct info_command {
   unsigned threads = 0;
 
   void run() const {
+    const named_path inputs[] = {{"graph", path}};
+    const named_path outputs[] = {{"--json", json}};
+    refuse_overlaps(inputs, outputs);
     const graph::graph_summary s = graph::summarize_graph(path, threads);
     const graph::bcsr_header& h = s.header;
     auto count = [](std::uint64_t v) { return std::to_string(v); };
@@ -235,7 +249,10 @@ struct info_command {
     t.add_row({"vertices", count(h.vertex_count)});
     t.add_row({"edges", count(h.edge_count)});
     t.add_row({"flags", describe_flags(h.flags)});
-    t.add_row({"symmetric", h.symmetric() ? "yes" : "no"});
+    // The flag is checked against the edges (summarize_graph throws when it lies).
+    t.add_row({"symmetric", h.symmetric()       ? "yes (flag checked against the edges)"
+                            : s.edges_symmetric ? "no flag, but the edges are symmetric"
+                                                : "no"});
     t.add_row({"weighted", h.weighted() ? "yes (f32)" : "no"});
     t.add_row({"vertex id bytes", count(h.id_bytes)});
     t.add_row({"degree min", count(s.min_degree)});
@@ -262,6 +279,8 @@ struct info_command {
         .field("weighted", h.weighted())
         .field("sorted", h.sorted())
         .field("simple", h.simple())
+        .field("edges_symmetric", s.edges_symmetric)
+        .field("lists_sorted", s.lists_sorted)
         .field("id_bytes", h.id_bytes)
         .field("degree_min", s.min_degree)
         .field("degree_max", s.max_degree)
@@ -281,7 +300,9 @@ struct info_command {
 void add_info(CLI::App& graph) {
   auto c = std::make_shared<info_command>();
   CLI::App* info = graph.add_subcommand(
-      "info", "Describe a .bcsr graph: counts, degrees, self loops, sections (checks every id)");
+      "info",
+      "Describe a .bcsr graph: counts, degrees, self loops, sections; checks every offset and "
+      "id, and the symmetric, sorted and simple flags against the edges");
   info->add_option("graph", c->path, "The .bcsr file")->required()->type_name("FILE");
   info->add_option("--threads", c->threads, "Threads for the scan (default: all)")
       ->check(CLI::Range(1u, 4096u));

@@ -101,6 +101,7 @@ void add_plan_command(CLI::App& app) {
       ->transform(size_transformer())
       ->capture_default_str();
   c->add_option("--warps", o->warps, "Warps a launch runs at once (default: all of an H200)")
+      ->transform(whole_number())
       ->capture_default_str();
   c->add_option("--l2-bytes", o->l2_bytes, "GPU L2 size (default: H200)")
       ->transform(size_transformer());

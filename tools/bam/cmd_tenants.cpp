@@ -45,6 +45,10 @@ tenants::study_config make_config(tenants_options& o) {
   if (o.storage.backend != "emulated-ssd") {
     throw input_error("bam tenants reads through the page cache: --backend emulated-ssd");
   }
+  o.storage.validate();
+  const named_path inputs[] = {{"--graph", o.graph}};
+  const named_path outputs[] = {{"--json", o.json}};
+  refuse_overlaps(inputs, outputs);
   tenants::study_config c = o.study;
   c.gpu = o.storage.use_gpu();
   c.storage = o.storage.storage();
@@ -128,6 +132,7 @@ void add_tenants_command(CLI::App& app) {
       ->capture_default_str();
   c->add_option("--gather-reads", o->study.gather_reads,
                 "Random 8-byte reads per gather run (0: one per element)")
+      ->transform(whole_number())
       ->capture_default_str();
   c->add_option("--scan-bytes", o->study.scan_bytes, "Each scan tenant's array")
       ->transform(size_transformer())

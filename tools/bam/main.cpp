@@ -1,5 +1,8 @@
 // The bam command line: one tool, subcommands for each job.
 
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -15,7 +18,8 @@ namespace bam::tools {
 
 CLI::Option* add_json_option(CLI::App& command, std::string& path) {
   return command.add_option("--json", path, "Also write the figures as JSON to FILE")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(output_file({.makes_folders = true}));
 }
 
 CLI::Validator size_transformer() {
@@ -25,6 +29,44 @@ CLI::Validator size_transformer() {
         return std::string();
       },
       "SIZE", "size");
+}
+
+CLI::Validator nonzero_size() {
+  return CLI::Validator(
+      [](const std::string& text) {
+        return text == "0" ? std::string(
+                                 "0 bytes is not a size for this option (leave the option "
+                                 "out for the default)")
+                           : std::string();
+      },
+      "", "nonzero size");
+}
+
+CLI::Validator whole_number() {
+  return CLI::Validator(
+      [](std::string& text) {
+        const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+          return c >= '0' && c <= '9';
+        });
+        if (!digits) return "'" + text + "' is not a non-negative integer (decimal digits only)";
+        std::uint64_t value = 0;
+        if (std::from_chars(text.data(), text.data() + text.size(), value).ec != std::errc{}) {
+          return "'" + text + "' is too large (at most 2^64-1)";
+        }
+        const std::size_t first = text.find_first_not_of('0');
+        text = first == std::string::npos ? std::string("0") : text.substr(first);
+        return std::string();
+      },
+      "", "whole number");
+}
+
+CLI::Validator output_file(const output_rules& rules) {
+  return CLI::Validator(
+      [rules](const std::string& path) {
+        const std::string problem = output_path_problem(path, rules);
+        return problem.empty() ? problem : "cannot write there: " + problem;
+      },
+      "", "output file");
 }
 
 }  // namespace bam::tools

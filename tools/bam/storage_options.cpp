@@ -7,8 +7,28 @@
 #include <bam/runtime/gpu_info.hpp>
 
 #include "bam/commands.hpp"
+#include "common/fault_spec.hpp"
 
 namespace bam::tools {
+
+namespace {
+
+// The devices' stripe unit: the line when larger than 64 KiB (a line never spans devices).
+std::uint64_t stripe_bytes(const storage_options& o) {
+  return o.line_bytes > 65536 ? o.line_bytes : 65536;
+}
+
+// The plan every emulated device gets: --faults, its bad range mapped from the set's blocks
+// onto the devices' (one shared range, so it must be the same range of each device).
+fault_plan device_faults(const storage_options& o) {
+  if (o.faults.empty()) return {};
+  return bad_lba_for_devices(parse_fault_spec(o.faults),
+                             {.devices = o.devices,
+                              .stripe_bytes = stripe_bytes(o),
+                              .block_bytes = storage_config{}.block_bytes});
+}
+
+}  // namespace
 
 void storage_options::add_to(CLI::App& c, const storage_choices& choices) {
   std::vector<std::string> backends = {"emulated-ssd", "host-memory", "device-memory"};
@@ -24,9 +44,10 @@ void storage_options::add_to(CLI::App& c, const storage_choices& choices) {
   }
   c.add_option("--backend", backend, help)->check(CLI::IsMember(backends))->capture_default_str();
   c.add_option("--cache-bytes", cache_bytes,
-               "Cache capacity; with --backend tiled the tile buffer (default: chosen by the "
-               "command)")
-      ->transform(size_transformer());
+               "Cache capacity, more than 0; with --backend tiled the tile buffer (default: "
+               "chosen by the command)")
+      ->transform(size_transformer())
+      ->check(nonzero_size());
   c.add_option("--line-bytes", line_bytes, "Cache line size, a power of two from 512 to 64K")
       ->transform(size_transformer())
       ->capture_default_str();
@@ -73,6 +94,46 @@ void storage_options::add_to(CLI::App& c, const storage_choices& choices) {
   c.add_flag("--caps", caps,
              "Apply the model's IOPS and bandwidth caps (Optane's without --model)");
   c.add_option("--cpu-threads", workers, "CPU worker threads on the CPU path (0: 4 per core)");
+  c.add_option("--faults", faults,
+               "emulated-ssd: injected faults, a comma list of key=value: error-rate=R (reads "
+               "and writes fail with a media error), write-error-rate=R (writes fail with a "
+               "write fault), late-rate=R and late-us=U (completions U microseconds late), "
+               "drop-rate=R (completions never posted: the command times out, see "
+               "--io-timeout-ms), bad-lba=A-B (512-byte blocks A to B of the device set fail "
+               "every read and write), seed=S (the per-command draws). Rates are shares of "
+               "commands from 0 to 1. Example: --faults error-rate=0.001,seed=7")
+      ->type_name("SPEC")
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            try {
+              (void)parse_fault_spec(text);
+            } catch (const input_error& e) {
+              return e.message();
+            }
+            return std::string();
+          },
+          "", "fault spec"));
+  c.add_option("--io-timeout-ms", io_timeout_ms,
+               "emulated-ssd: how long one I/O command may take before it fails with a "
+               "timeout, in milliseconds (default 30000)")
+      ->type_name("MS")
+      ->transform(whole_number())
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{24} * 3600 * 1000));
+}
+
+void storage_options::validate() const {
+  if (without_storage()) {
+    if (!faults.empty()) {
+      throw input_error("--faults needs --backend emulated-ssd (--backend " + backend +
+                        " reads no device)");
+    }
+    if (io_timeout_ms != 0) {
+      throw input_error("--io-timeout-ms needs --backend emulated-ssd (--backend " + backend +
+                        " reads no device)");
+    }
+    return;
+  }
+  if (!faults.empty()) (void)device_faults(*this);
 }
 
 device_model storage_options::model() const {
@@ -116,7 +177,9 @@ storage_config storage_options::storage() const {
   s.queue_depth = depth ? depth : (gpu ? 1024u : 256u);
   s.placement = gpu ? controller_placement::gpu_kernel : controller_placement::cpu_thread;
   s.model = model();
-  s.stripe_bytes = line_bytes > 65536 ? line_bytes : 65536;
+  s.stripe_bytes = stripe_bytes(*this);
+  s.faults = device_faults(*this);
+  if (io_timeout_ms != 0) s.timeout_ns = io_timeout_ms * 1'000'000;
   s.wait_sleep_ns = wait_sleep_ns;
   s.controller.idle_sleep_ns = controller_sleep_ns;
   s.controller.stop_poll_ns = std::uint64_t{controller_stop_poll_us} * 1000;

@@ -1,8 +1,9 @@
 #pragma once
 /// @file
 /// Options every command that reads data through bam shares (--backend, --cache-bytes,
-/// --line-bytes, --devices, --queues, --depth, --latency-us, --cache-mode), and the objects
-/// they build: the backing image, the emulated devices, the stream and the cache.
+/// --line-bytes, --devices, --queues, --depth, --latency-us, --cache-mode, --faults,
+/// --io-timeout-ms), and the objects they build: the backing image, the emulated devices, the
+/// stream and the cache.
 
 #include <cstdint>
 #include <memory>
@@ -50,6 +51,10 @@ struct storage_options {
   bool caps = false;  ///< turns the model's caps on
   std::string mode_name = "optimized";
   unsigned workers = 0;  ///< CPU threads (0: four per hardware thread)
+  /// --faults: injected faults of the emulated SSD (common/fault_spec.hpp); empty: none.
+  std::string faults;
+  /// --io-timeout-ms: deadline of one I/O command (storage_config::timeout_ns); 0: its default.
+  std::uint64_t io_timeout_ms = 0;
 
   /// Registers the options on `command`.
   void add_to(CLI::App& command, const storage_choices& choices = {});
@@ -63,6 +68,10 @@ struct storage_options {
   [[nodiscard]] bool without_storage() const { return backend != "emulated-ssd"; }
   /// True when kernels run on a GPU (target gpu, or auto with a usable GPU).
   [[nodiscard]] bool use_gpu() const;
+  /// Checks what the parser could not: options that need the emulated SSD, a --faults bad
+  /// range the devices can take. Commands call it before their work; storage() checks again.
+  void validate() const;
+  /// The devices' configuration; throws bam::input_error for options that do not fit.
   [[nodiscard]] storage_config storage() const;
   [[nodiscard]] cache_config cache(std::uint64_t default_cache_bytes) const;
 };

@@ -11,6 +11,7 @@
 
 #include <bam/error.hpp>
 
+#include "graph/bcsr_checks.hpp"
 #include "graph/mapped_file.hpp"
 
 namespace bam::graph {
@@ -170,7 +171,32 @@ bcsr_header checked_header(const mapped_file& file) {
   return h;
 }
 
+// Throws for the first of offsets[1..n] that is less than the one before it. With
+// offsets[0] == 0 and offsets[n] == m (checked already), offsets that never decrease all lie
+// in [0, m]. `offset(v)` reads offsets[v].
+template <class Offset>
+void check_offset_order(const std::string& name, const bcsr_header& h, Offset&& offset) {
+  std::uint64_t previous = offset(0);
+  for (std::uint64_t v = 1; v <= h.vertex_count; ++v) {
+    const std::uint64_t value = offset(v);
+    if (value < previous) {
+      throw input_error(name + ": byte " +
+                        std::to_string(h.offsets.offset + v * sizeof(std::uint64_t)) +
+                        ": offsets[" + std::to_string(v) + "] = " + std::to_string(value) +
+                        " is less than offsets[" + std::to_string(v - 1) +
+                        "] = " + std::to_string(previous) + " (offsets never decrease)");
+    }
+    previous = value;
+  }
+}
+
 }  // namespace
+
+void check_offsets(const mapped_file& file, const bcsr_header& h) {
+  check_offset_order(file.name(), h, [&](std::uint64_t v) {
+    return file.load<std::uint64_t>(h.offsets.offset + v * sizeof(std::uint64_t));
+  });
+}
 
 bcsr_header read_header(const std::filesystem::path& path) {
   const mapped_file file(path);
@@ -182,15 +208,7 @@ std::vector<std::uint64_t> load_offsets(const std::filesystem::path& path) {
   const bcsr_header h = checked_header(file);
   std::vector<std::uint64_t> offsets(h.vertex_count + 1);
   std::memcpy(offsets.data(), file.data() + h.offsets.offset, h.offsets.bytes);
-  const auto drop = std::adjacent_find(offsets.begin(), offsets.end(),
-                                       [](std::uint64_t a, std::uint64_t b) { return b < a; });
-  if (drop != offsets.end()) {
-    const auto v = static_cast<std::uint64_t>(drop - offsets.begin()) + 1;
-    throw input_error(
-        file.name() + ": byte " + std::to_string(h.offsets.offset + v * sizeof(std::uint64_t)) +
-        ": offsets[" + std::to_string(v) + "] = " + std::to_string(offsets[v]) +
-        " is less than offsets[" + std::to_string(v - 1) + "] = " + std::to_string(offsets[v - 1]));
-  }
+  check_offset_order(file.name(), h, [&](std::uint64_t v) { return offsets[v]; });
   return offsets;
 }
 

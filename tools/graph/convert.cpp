@@ -5,6 +5,7 @@
 
 #include <bam/error.hpp>
 
+#include "common/output_paths.hpp"
 #include "graph/csr_build.hpp"
 #include "graph/parallel.hpp"
 
@@ -20,6 +21,14 @@ convert_result convert_in_memory(const std::filesystem::path& in, const std::fil
   }
   convert_result result;
   result.format = options.format ? *options.format : guess_graph_format(in);
+  if (result.format == graph_format::bel) {
+    const bel_paths paths = bel_paths_for(in);
+    for (const auto& path : {paths.col, paths.dst, paths.val}) {
+      tools::refuse_same_file(path, "input", out, "output");
+    }
+  } else {
+    tools::refuse_same_file(in, "input", out, "output");
+  }
   csr graph;
   switch (result.format) {
     case graph_format::el:

@@ -168,7 +168,10 @@ csr read_csr(const std::filesystem::path& path) {
   }
   if (g.weighted) {
     g.weights.resize(h.edge_count);
-    std::memcpy(g.weights.data(), file.data() + h.weights.offset, h.weights.bytes);
+    // A weighted graph without edges: data() may be null, which memcpy must not get.
+    if (h.edge_count > 0) {
+      std::memcpy(g.weights.data(), file.data() + h.weights.offset, h.weights.bytes);
+    }
   }
   return g;
 }

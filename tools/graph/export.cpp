@@ -8,6 +8,8 @@
 
 #include <bam/error.hpp>
 
+#include "common/output_paths.hpp"
+#include "graph/bcsr_checks.hpp"
 #include "graph/formats.hpp"
 #include "graph/mapped_file.hpp"
 #include "graph/staged_file.hpp"
@@ -16,11 +18,13 @@ namespace bam::graph {
 
 namespace {
 
-// Edge-by-edge access to a mapped .bcsr file, checking what read_header() could not cheaply.
+// Edge-by-edge access to a mapped .bcsr file: the offsets are checked whole before any output
+// is created (an offset that drops would send a walk outside the file); each id as it is read.
 class bcsr_stream {
  public:
   explicit bcsr_stream(const std::filesystem::path& path)
       : header_(read_header(path)), file_(path) {
+    check_offsets(file_, header_);
     file_.advise_sequential();
   }
   [[nodiscard]] const bcsr_header& header() const { return header_; }
@@ -28,14 +32,7 @@ class bcsr_stream {
   [[nodiscard]] std::uint64_t edge_count() const { return header_.edge_count; }
 
   [[nodiscard]] std::uint64_t offset(std::uint64_t v) const {
-    const std::uint64_t at = header_.offsets.offset + v * 8;
-    const auto value = file_.load<std::uint64_t>(at);
-    if (v > 0 && value < file_.load<std::uint64_t>(at - 8)) {
-      throw input_error(file_.name() + ": byte " + std::to_string(at) + ": offsets[" +
-                        std::to_string(v) + "] is less than offsets[" + std::to_string(v - 1) +
-                        "]");
-    }
-    return value;
+    return file_.load<std::uint64_t>(header_.offsets.offset + v * 8);
   }
   [[nodiscard]] std::uint64_t neighbor(std::uint64_t e) const {
     const std::uint64_t at = header_.neighbors.offset + e * header_.id_bytes;
@@ -191,6 +188,14 @@ void write_bel(const bcsr_stream& in, const std::filesystem::path& out, bel_valu
 
 void export_graph(const std::filesystem::path& bcsr_path, const std::filesystem::path& out,
                   graph_format format, bel_value_type values) {
+  if (format == graph_format::bel) {
+    const bel_paths paths = bel_paths_for(out);
+    for (const auto& path : {paths.col, paths.dst, paths.val}) {
+      tools::refuse_same_file(bcsr_path, "input", path, "output");
+    }
+  } else {
+    tools::refuse_same_file(bcsr_path, "input", out, "output");
+  }
   const bcsr_stream in(bcsr_path);
   switch (format) {
     case graph_format::el:

@@ -18,10 +18,14 @@ struct graph_summary {
   double mean_degree = 0;
   std::uint64_t isolated_vertices = 0;  ///< no edge in or out
   std::uint64_t self_loops = 0;         ///< entries u -> u
+  bool edges_symmetric = false;         ///< every u -> v has as many v -> u, flag or not
+  bool lists_sorted = false;            ///< every list ascends, flag or not
 };
 
 /// Reads the header and scans the offsets and neighbours on `threads` threads (0: all).
-/// Throws bam::input_error naming the file and byte offset of anything malformed.
+/// Throws bam::input_error naming the file and byte offset of anything malformed, and when a
+/// flag the header sets is false of the data: symmetric (naming an edge without its reverse),
+/// sorted (naming a vertex), simple (a self loop; a repeated neighbour when lists are sorted).
 [[nodiscard]] graph_summary summarize_graph(const std::filesystem::path& path,
                                             unsigned threads = 0);
 

@@ -80,7 +80,10 @@ csr read_bel(const std::filesystem::path& path, bel_value_type values) {
   }
 
   g.neighbors.resize(edge_count);
-  std::memcpy(g.neighbors.data(), dst.data() + bel_header_bytes, edge_count * 8);
+  // An empty vector's data() may be null, which memcpy must not get even for 0 bytes.
+  if (edge_count > 0) {
+    std::memcpy(g.neighbors.data(), dst.data() + bel_header_bytes, edge_count * 8);
+  }
   for (std::uint64_t e = 0; e < edge_count; ++e) {
     if (g.neighbors[e] >= n) {
       fail_at(dst, bel_header_bytes + e * 8,

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <string>
+
+#include <bam/error.hpp>
 
 #include "graph/formats.hpp"
 #include "graph/text_lines.hpp"
@@ -60,7 +63,16 @@ edge_list read_edge_list(const std::filesystem::path& path) {
     largest_id = std::max({largest_id, ids[0], ids[1]});
     any_edge = true;
   }
-  edges.vertex_count = any_edge ? largest_id + 1 : 0;
+  if (!any_edge) {
+    // An edge list's vertex count comes from its edges: without any it describes no graph,
+    // and is far more often a failed download or the wrong file than a wish for n = 0. The
+    // same rule as Matrix Market, whose empty file is refused (a size line "0 0 0" is the
+    // way to ask for an empty graph there).
+    throw input_error(lines.name() +
+                      ": no edges (the file is empty or holds only blank and "
+                      "comment lines); an edge list's vertex count comes from its edges");
+  }
+  edges.vertex_count = largest_id + 1;
   return edges;
 }
 

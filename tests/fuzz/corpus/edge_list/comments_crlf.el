@@ -1,0 +1,5 @@
+# comment
+% another
+
+0	1
+  3 2  
