@@ -12,6 +12,7 @@ namespace bam::tools {
 void add_bench_commands(CLI::App& app);   // bench queue, bench cache, ...
 void add_graph_commands(CLI::App& app);   // graph gen | convert | export | info
 void add_gather_command(CLI::App& app);   // gather
+void add_copy_command(CLI::App& app);     // copy
 void add_plan_command(CLI::App& app);     // plan
 void add_app_commands(CLI::App& app);     // bfs, cc, pagerank
 void add_tenants_command(CLI::App& app);  // tenants

@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
   bam::tools::add_bench_commands(app);
   bam::tools::add_graph_commands(app);
   bam::tools::add_gather_command(app);
+  bam::tools::add_copy_command(app);
   bam::tools::add_plan_command(app);
   bam::tools::add_app_commands(app);
   bam::tools::add_tenants_command(app);

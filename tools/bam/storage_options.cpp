@@ -196,6 +196,7 @@ cache_config storage_options::cache(std::uint64_t default_cache_bytes) const {
   c.capacity_bytes = cache_bytes ? cache_bytes : default_cache_bytes;
   if (c.capacity_bytes < line_bytes) c.capacity_bytes = line_bytes;
   c.mode = mode();
+  c.translation = translation;
   return c;
 }
 

@@ -51,6 +51,9 @@ struct storage_options {
   bool caps = false;  ///< turns the model's caps on
   std::string mode_name = "optimized";
   unsigned workers = 0;  ///< CPU threads (0: four per hardware thread)
+  /// Translation of the cache's arrays; not a common option (`bam copy --translation` sets it:
+  /// a two_level cache serves that command's arrays as dense arrays).
+  translation_kind translation = translation_kind::base;
   /// --faults: injected faults of the emulated SSD (common/fault_spec.hpp); empty: none.
   std::string faults;
   /// --io-timeout-ms: deadline of one I/O command (storage_config::timeout_ns); 0: its default.

@@ -1,0 +1,363 @@
+// `bam copy --in F --out G`: copies a file through bam. F's bytes and room for G's lie on one
+// emulated device set; kernel threads read F through one bam::array and store into G through
+// another (write-back cache), then G is flushed to the devices. G is written to its final name
+// only when the devices hold exactly F's bytes: a fault campaign's check that no late or failed
+// I/O lands on the wrong page, and that every failure is reported rather than copied.
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <bam/array.hpp>
+#include <bam/error.hpp>
+#include <bam/platform/atomic.hpp>
+#if defined(BAM_HAVE_CUDA)
+#include <bam/platform/launch.cuh>  // this file is compiled as CUDA in GPU builds
+#endif
+
+#include "bam/commands.hpp"
+#include "bam/storage_options.hpp"
+#include "common/sizes.hpp"
+
+namespace bam::tools {
+
+namespace {
+
+struct copy_options {
+  std::string in;
+  std::string out;
+  unsigned retries = 3;
+  std::string translation = "base";
+  storage_options storage;
+};
+
+/// Copies element i of `in` to `out` for every element of the chunks of a pass (a chunk is one
+/// cache line's elements); a chunk with an element that could not be read or stored is flagged
+/// in `failed` for the next pass.
+struct copy_kernel {
+  array_ref<const std::uint64_t> in;
+  array_ref<std::uint64_t> out;
+  const std::uint64_t* chunks;  // the pass's chunks; null: every chunk
+  std::uint64_t chunk_count;
+  std::uint64_t chunk_elements;
+  std::uint64_t elements;
+  std::uint32_t* failed;  // a flag per chunk
+
+  BAM_HD void operator()(thread_index t) const {
+    const std::uint64_t total = chunk_count * chunk_elements;
+    for (std::uint64_t k = t.id; k < total; k += t.count) {
+      const std::uint64_t c = chunks ? chunks[k / chunk_elements] : k / chunk_elements;
+      const std::uint64_t i = c * chunk_elements + k % chunk_elements;
+      if (i >= elements) continue;
+      std::uint64_t v = 0;
+      bool ok = in.try_read(i, v).ok();
+      if (ok) ok = out.try_store(i, v).ok();
+      // relaxed: a flag the host reads after the launch has finished.
+      if (!ok) atomic_ref<std::uint32_t>(failed[c]).store(1u, order::relaxed);
+    }
+  }
+};
+
+/// Host memory the kernels of the path can read and write: plain on the CPU path, pinned
+/// (read in place by the GPU) on a GPU.
+class shared_buffer {
+ public:
+  shared_buffer(bool gpu, std::uint64_t bytes) {
+#if defined(BAM_HAVE_CUDA)
+    if (gpu) {
+      pinned_ = pinned_memory(std::max<std::uint64_t>(bytes, 8));
+      std::memset(pinned_.data(), 0, pinned_.bytes());
+      return;
+    }
+#endif
+    (void)gpu;
+    host_.assign((bytes + 7) / 8, 0);
+  }
+  template <class T>
+  [[nodiscard]] T* as() {
+#if defined(BAM_HAVE_CUDA)
+    if (pinned_.data() != nullptr) return static_cast<T*>(pinned_.data());
+#endif
+    return reinterpret_cast<T*>(host_.data());
+  }
+
+ private:
+  std::vector<std::uint64_t> host_;
+#if defined(BAM_HAVE_CUDA)
+  pinned_memory pinned_;
+#endif
+};
+
+/// "blocks 8-15, 40-47" for the 512-byte logical blocks of the byte ranges given as sorted
+/// chunk indices of `chunk_bytes` each, counted from `base` (the first block of the file).
+std::string block_ranges(const std::vector<std::uint64_t>& chunks, std::uint64_t chunk_bytes,
+                         std::uint64_t base_block) {
+  constexpr std::uint64_t block = 512;
+  std::string s;
+  std::size_t shown = 0;
+  for (std::size_t k = 0; k < chunks.size();) {
+    std::size_t e = k;
+    while (e + 1 < chunks.size() && chunks[e + 1] == chunks[e] + 1) ++e;
+    const std::uint64_t first = base_block + chunks[k] * chunk_bytes / block;
+    const std::uint64_t last = base_block + (chunks[e] + 1) * chunk_bytes / block - 1;
+    if (shown == 8) {
+      s += ", ...";
+      break;
+    }
+    s += (s.empty() ? "" : ", ") + std::to_string(first) + "-" + std::to_string(last);
+    ++shown;
+    k = e + 1;
+  }
+  return s;
+}
+
+/// The file's bytes, read whole (the device set's image is in memory).
+void read_file(const std::string& path, std::uint8_t* into, std::uint64_t bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw input_error("cannot open '" + path + "': " + std::strerror(errno));
+  std::uint64_t done = 0;
+  while (done < bytes) {
+    const ssize_t r = ::pread(fd, into + done, bytes - done, static_cast<off_t>(done));
+    if (r <= 0) {
+      const std::string why = r < 0 ? std::strerror(errno) : "the file shrank";
+      ::close(fd);
+      throw input_error("cannot read '" + path + "': " + why);
+    }
+    done += static_cast<std::uint64_t>(r);
+  }
+  ::close(fd);
+}
+
+/// Writes `bytes` to a temporary file beside `path`, syncs it and renames it to `path`, so the
+/// output is either whole under its name or absent.
+void write_file_atomically(const std::string& path, const std::uint8_t* data, std::uint64_t bytes) {
+  const std::filesystem::path final_path(path);
+  const std::filesystem::path dir =
+      final_path.has_parent_path() ? final_path.parent_path() : std::filesystem::path(".");
+  std::string tmp = (dir / ("." + final_path.filename().string() + ".bam-XXXXXX")).string();
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0)
+    throw input_error("cannot create a file in '" + dir.string() + "': " + std::strerror(errno));
+  auto fail = [&](const std::string& what) {
+    const std::string why = std::strerror(errno);
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw error("writing '" + path + "': " + what + ": " + why);
+  };
+  std::uint64_t done = 0;
+  while (done < bytes) {
+    const ssize_t w = ::pwrite(fd, data + done, bytes - done, static_cast<off_t>(done));
+    if (w <= 0) fail("write");
+    done += static_cast<std::uint64_t>(w);
+  }
+  if (::fchmod(fd, 0644) != 0) fail("chmod");
+  if (::fsync(fd) != 0) fail("fsync");
+  if (::close(fd) != 0) {
+    ::unlink(tmp.c_str());
+    throw error("writing '" + path + "': close: " + std::strerror(errno));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw error("cannot rename the copy to '" + path + "': " + why);
+  }
+}
+
+constexpr std::uint32_t block_threads = 256;
+
+/// Blocks of a pass over `work` elements: one element per thread, up to a resident wave.
+std::uint32_t pass_grid(bool gpu, std::uint64_t work) {
+  const std::uint64_t most = gpu ? 132 * 8 : 1024;
+  return static_cast<std::uint32_t>(
+      std::clamp<std::uint64_t>((work + block_threads - 1) / block_threads, 1, most));
+}
+
+/// One pass of the copy kernel where the path runs kernels.
+void run_pass(data_path& path, std::uint32_t grid, const copy_kernel& k) {
+  if (k.chunk_count * k.chunk_elements == 0) return;
+  if (!path.gpu()) {
+    launch(*path.stream, grid, block_threads, k);
+    path.stream->synchronize();
+    return;
+  }
+#if defined(BAM_HAVE_CUDA)
+  gpu_runtime& rt = *path.runtime;
+  launch(rt.stream(), grid, block_threads, k);
+  rt.synchronize(rt.stream(), 0, "the copy kernel");
+#endif
+}
+
+void copy(const copy_options& o) {
+  if (std::filesystem::exists(o.out) && std::filesystem::equivalent(o.in, o.out)) {
+    throw input_error("--out '" + o.out + "' is the input file");
+  }
+  const std::uint64_t n = std::filesystem::file_size(o.in);
+  const std::uint64_t line = o.storage.line_bytes;
+  const std::uint64_t padded = std::max<std::uint64_t>((n + line - 1) / line * line, line);
+  const bool gpu = o.storage.use_gpu();
+  // The input at byte 0, the output's room after it, both line-aligned.
+  auto image = backing_store::in_memory(2 * padded, gpu ? memory_kind::pinned : memory_kind::host);
+  read_file(o.in, image->data(), n);
+  // Default cache: a quarter of the data, and at least what a writable array needs for a
+  // resident wave of warps (two lines each) on the GPU.
+  const std::uint64_t least =
+      gpu ? std::uint64_t{2} * 132 * 8 * block_threads / 32 * line : 1 << 20;
+  data_path path = data_path::open(o.storage, image, std::max(padded / 4, least));
+  if (!path.cache) throw input_error("bam copy needs --backend emulated-ssd");
+  const std::uint64_t elements = padded / 8;
+  const std::uint64_t chunk_elements = line / 8;
+  const std::uint64_t chunks = elements / chunk_elements;
+  const bool dense = path.cache->config().translation == translation_kind::two_level;
+  const device_set_ref set = path.storage->ref();
+  array<const std::uint64_t> in(
+      *path.cache, set, {.offset_bytes = 0, .count = elements, .name = o.in, .dense = dense});
+  array<std::uint64_t> out(
+      *path.cache, set, {.offset_bytes = padded, .count = elements, .name = o.out, .dense = dense});
+  shared_buffer failed(gpu, chunks * 4);
+  shared_buffer list(gpu, chunks * 8);
+#if defined(BAM_HAVE_CUDA)
+  if (gpu) {
+    path.runtime->preload({kernel_function<copy_kernel>()});
+    path.runtime->warm_up([](stream_handle s) { warm_up_launch<copy_kernel>(s); });
+  }
+#endif
+  path.start();
+  std::vector<std::uint64_t> todo;  // the chunks of the next pass (empty: every chunk)
+  std::vector<std::string> errors;
+  bool first = true;
+  for (unsigned pass = 0; pass <= o.retries; ++pass) {
+    std::memset(failed.as<std::uint32_t>(), 0, chunks * 4);
+    std::copy(todo.begin(), todo.end(), list.as<std::uint64_t>());
+    const std::uint64_t count = first ? chunks : todo.size();
+    const std::uint32_t grid = pass_grid(gpu, count * chunk_elements);
+    copy_kernel k{in.ref_for_launch(grid, block_threads),
+                  out.ref_for_launch(grid, block_threads),
+                  first ? nullptr : list.as<std::uint64_t>(),
+                  count,
+                  chunk_elements,
+                  elements,
+                  failed.as<std::uint32_t>()};
+    run_pass(path, grid, k);
+    first = false;
+    try {
+      in.check();
+    } catch (const error& e) {
+      errors.emplace_back(e.what());
+    }
+    try {
+      out.check();
+    } catch (const error& e) {
+      errors.emplace_back(e.what());
+    }
+    todo.clear();
+    for (std::uint64_t c = 0; c < chunks; ++c) {
+      if (failed.as<std::uint32_t>()[c] != 0) todo.push_back(c);
+    }
+    if (todo.empty()) break;
+    in.clear_failures();
+    out.clear_failures();
+    std::fprintf(stderr, "# pass %u: %zu of %" PRIu64 " lines failed; trying them again\n",
+                 pass + 1, todo.size(), chunks);
+  }
+  bool flushed = false;
+  for (unsigned attempt = 0; attempt <= o.retries && !flushed; ++attempt) {
+    try {
+      out.flush();
+      flushed = true;
+    } catch (const error& e) {
+      errors.emplace_back(e.what());
+    }
+  }
+  // What the cache still holds: buffers named by commands that may still run come back when
+  // their late completions are drained (a flush drains the queues), so wait for that, bounded.
+  cache_holds held = path.cache->held_resources();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (held.total() != 0 && std::chrono::steady_clock::now() < until) {
+    try {
+      out.flush();
+    } catch (const error&) {
+    }
+    held = path.cache->held_resources();
+  }
+  std::fprintf(stderr,
+               "# held after: %" PRIu64 " lines, %" PRIu64 " frame slots, %" PRIu64
+               " bounce buffers (pinned lines %" PRIu64 ", frames held %" PRIu64
+               ", pinned frames %" PRIu64 ")\n",
+               held.busy_lines, held.busy_slots, held.bounce_buffers, held.pinned_lines,
+               held.held_frames, held.pinned_frames);
+  if (path.runtime) path.runtime->stop();
+  if (held.total() != 0) {
+    throw error("bam copy: the cache still holds buffers 10 s after the copy (a leak): " +
+                std::to_string(held.total()));
+  }
+  // What the devices hold now, against the input.
+  const std::uint8_t* src = image->data();
+  const std::uint8_t* dst = image->data() + padded;
+  std::vector<std::uint64_t> wrong;
+  for (std::uint64_t c = 0; c < chunks; ++c) {
+    const std::uint64_t at = c * line;
+    const std::uint64_t len = at >= n ? 0 : std::min<std::uint64_t>(line, n - at);
+    if (len != 0 && std::memcmp(src + at, dst + at, len) != 0) wrong.push_back(c);
+  }
+  if (!wrong.empty() || !todo.empty() || !flushed) {
+    std::string what = "bam copy: '" + o.out + "' not written: ";
+    if (!todo.empty()) {
+      what += std::to_string(todo.size()) + " line(s) could not be copied after " +
+              std::to_string(o.retries) + " retries (blocks " + block_ranges(todo, line, 0) +
+              " of the input); ";
+    }
+    if (!flushed) what += "the write-back did not succeed; ";
+    if (!wrong.empty()) {
+      what += "the devices hold wrong bytes in blocks " + block_ranges(wrong, line, 0) +
+              " of the output; ";
+    }
+    if (!errors.empty()) what += "first error: " + errors.front();
+    throw error(what);
+  }
+  write_file_atomically(o.out, dst, n);
+  const cache_stats si = in.stats();
+  const cache_stats so = out.stats();
+  std::fprintf(stderr,
+               "# copied %" PRIu64 " bytes from '%s' to '%s' via %s on the %s; %" PRIu64
+               " loads, %" PRIu64 " write-backs, %zu error(s) retried\n",
+               n, o.in.c_str(), o.out.c_str(), o.storage.backend.c_str(), path.where().c_str(),
+               si.loads + so.loads, so.write_backs, errors.size());
+}
+
+}  // namespace
+
+void add_copy_command(CLI::App& app) {
+  auto o = std::make_shared<copy_options>();
+  CLI::App* c = app.add_subcommand(
+      "copy",
+      "Copy a file through bam (read through one array, stored through another, then flushed); "
+      "the output is written only if the devices hold exactly the input's bytes");
+  c->add_option("--in", o->in, "File to copy")->required()->check(CLI::ExistingFile);
+  c->add_option("--out", o->out, "Where the copy goes (written whole, or not at all)")->required();
+  c->add_option("--retries", o->retries,
+                "Passes over the lines that failed (reads and stores), and flush attempts")
+      ->capture_default_str();
+  c->add_option("--translation", o->translation,
+                "base, or two_level: the arrays are dense (large frames, docs/mosaic.md)")
+      ->check(CLI::IsMember({"base", "two_level"}))
+      ->capture_default_str();
+  o->storage.add_to(*c);
+  c->callback([o] {
+    o->storage.translation =
+        o->translation == "two_level" ? translation_kind::two_level : translation_kind::base;
+    o->storage.validate();
+    copy(*o);
+  });
+}
+
+}  // namespace bam::tools
