@@ -4,8 +4,6 @@
 // only when the devices hold exactly F's bytes: a fault campaign's check that no late or failed
 // I/O lands on the wrong page, and that every failure is reported rather than copied.
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,6 +26,8 @@
 #include "bam/commands.hpp"
 #include "bam/storage_options.hpp"
 #include "common/sizes.hpp"
+#include "graph/mapped_file.hpp"
+#include "graph/staged_file.hpp"
 
 namespace bam::tools {
 
@@ -121,58 +121,6 @@ std::string block_ranges(const std::vector<std::uint64_t>& chunks, std::uint64_t
   return s;
 }
 
-/// The file's bytes, read whole (the device set's image is in memory).
-void read_file(const std::string& path, std::uint8_t* into, std::uint64_t bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw input_error("cannot open '" + path + "': " + std::strerror(errno));
-  std::uint64_t done = 0;
-  while (done < bytes) {
-    const ssize_t r = ::pread(fd, into + done, bytes - done, static_cast<off_t>(done));
-    if (r <= 0) {
-      const std::string why = r < 0 ? std::strerror(errno) : "the file shrank";
-      ::close(fd);
-      throw input_error("cannot read '" + path + "': " + why);
-    }
-    done += static_cast<std::uint64_t>(r);
-  }
-  ::close(fd);
-}
-
-/// Writes `bytes` to a temporary file beside `path`, syncs it and renames it to `path`, so the
-/// output is either whole under its name or absent.
-void write_file_atomically(const std::string& path, const std::uint8_t* data, std::uint64_t bytes) {
-  const std::filesystem::path final_path(path);
-  const std::filesystem::path dir =
-      final_path.has_parent_path() ? final_path.parent_path() : std::filesystem::path(".");
-  std::string tmp = (dir / ("." + final_path.filename().string() + ".bam-XXXXXX")).string();
-  const int fd = ::mkstemp(tmp.data());
-  if (fd < 0)
-    throw input_error("cannot create a file in '" + dir.string() + "': " + std::strerror(errno));
-  auto fail = [&](const std::string& what) {
-    const std::string why = std::strerror(errno);
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw error("writing '" + path + "': " + what + ": " + why);
-  };
-  std::uint64_t done = 0;
-  while (done < bytes) {
-    const ssize_t w = ::pwrite(fd, data + done, bytes - done, static_cast<off_t>(done));
-    if (w <= 0) fail("write");
-    done += static_cast<std::uint64_t>(w);
-  }
-  if (::fchmod(fd, 0644) != 0) fail("chmod");
-  if (::fsync(fd) != 0) fail("fsync");
-  if (::close(fd) != 0) {
-    ::unlink(tmp.c_str());
-    throw error("writing '" + path + "': close: " + std::strerror(errno));
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    throw error("cannot rename the copy to '" + path + "': " + why);
-  }
-}
-
 constexpr std::uint32_t block_threads = 256;
 
 /// Blocks of a pass over `work` elements: one element per thread, up to a resident wave.
@@ -201,13 +149,20 @@ void copy(const copy_options& o) {
   if (std::filesystem::exists(o.out) && std::filesystem::equivalent(o.in, o.out)) {
     throw input_error("--out '" + o.out + "' is the input file");
   }
+  // The output is written under a temporary name beside it and renamed into place only when
+  // whole (staged_file); made now, so an unwritable folder fails before any work.
+  graph::staged_file file(o.out);
   const std::uint64_t n = std::filesystem::file_size(o.in);
   const std::uint64_t line = o.storage.line_bytes;
   const std::uint64_t padded = std::max<std::uint64_t>((n + line - 1) / line * line, line);
   const bool gpu = o.storage.use_gpu();
   // The input at byte 0, the output's room after it, both line-aligned.
   auto image = backing_store::in_memory(2 * padded, gpu ? memory_kind::pinned : memory_kind::host);
-  read_file(o.in, image->data(), n);
+  {
+    const graph::mapped_file source(o.in);
+    if (source.size() != n) throw input_error("'" + o.in + "' changed size while being read");
+    if (n != 0) std::memcpy(image->data(), source.data(), n);
+  }
   // Default cache: a quarter of the data, and at least what a writable array needs for a
   // resident wave of warps (two lines each) on the GPU.
   const std::uint64_t least =
@@ -324,7 +279,14 @@ void copy(const copy_options& o) {
     if (!errors.empty()) what += "first error: " + errors.front();
     throw error(what);
   }
-  write_file_atomically(o.out, dst, n);
+  // Synced before the rename, so the copy survives the process once it exits 0.
+  graph::file_writer writer(file);
+  writer.write_raw(dst, n);
+  writer.flush();
+  if (::fsync(file.fd()) != 0) {
+    throw error("writing '" + o.out + "': fsync: " + std::strerror(errno));
+  }
+  file.commit();
   const cache_stats si = in.stats();
   const cache_stats so = out.stats();
   std::fprintf(stderr,
