@@ -138,12 +138,17 @@ std::uint64_t default_cache_bytes(const apps::graph_file& g, const storage_optio
 
 // What a run reads through: the graph's offsets in memory, its image on the devices (or in
 // memory, for the memory backends), the cache, and where kernels run.
+// With --backend file nothing but the offsets is read up front: the neighbour ids stay in the
+// .bcsr file, read through the cache on demand.
 struct session {
   session(const app_options& o, const run_graph& file)
       : graph(apps::graph_file::open(file.path())),
-        path(data_path::open(o.storage, load_image(o.storage, file.path().string()),
-                             default_cache_bytes(graph, o.storage))) {
-    if (path.storage) set = path.storage->ref();
+        path(o.storage.on_files()
+                 ? data_path::open_files(o.storage, {file.path().string()}, false,
+                                         default_cache_bytes(graph, o.storage))
+                 : data_path::open(o.storage, load_image(o.storage, file.path().string()),
+                                   default_cache_bytes(graph, o.storage))) {
+    set = path.devices();
   }
 
   apps::graph_file graph;
@@ -286,11 +291,9 @@ std::string describe_storage(const app_options& o, const session& s) {
            "one launch per partition on every pass; no cache, no devices); " +
            s.path.where();
   }
-  if (!s.path.storage) return st.backend + " (ids read in place, no cache); " + s.path.where();
-  const storage_config& c = s.path.storage->config();
-  return st.backend + ": " + std::to_string(c.devices) + " device(s), " +
-         std::to_string(c.queues_per_device) + " queues x " + std::to_string(c.queue_depth) + ", " +
-         describe_model(st) + "; " + s.path.where();
+  if (!s.set) return st.backend + " (ids read in place, no cache); " + s.path.where();
+  if (s.path.files) return s.path.describe_devices() + "; " + s.path.where();
+  return s.path.describe_devices() + ", " + describe_model(st) + "; " + s.path.where();
 }
 
 std::string describe_cache(const app_options& o, const session& s) {
@@ -371,6 +374,8 @@ void report(const app_options& o, const run_graph& file, const session& s, const
   const double amplification = ratio(static_cast<double>(moved.bytes), static_cast<double>(needed));
   std::optional<device_use> use;
   if (f.io.stats && s.path.storage) use = use_of_devices(o.storage, *f.io.stats, f.seconds);
+  std::optional<file_io_stats> file_io;
+  if (s.path.files) file_io = s.path.files->io_stats();
   std::vector<std::pair<std::string, std::string>> rows;
   auto row = [&](std::string key, std::string value) {
     rows.emplace_back(std::move(key), std::move(value));
@@ -424,10 +429,22 @@ void report(const app_options& o, const run_graph& file, const session& s, const
                           "/s = " + fixed(100 * use->fraction_of_bandwidth(), 1) + "% of " +
                           format_bytes(use->peak_bytes_per_s) + "/s)");
   }
+  if (file_io) {
+    const device_stats d = s.path.files->stats().total();
+    row("file I/O", num(d.reads) + " reads, " + num(d.writes) + " writes by " + file_io->engine +
+                        (file_io->direct ? " (O_DIRECT)" : " (page cache)") + ", " +
+                        num(file_io->errors) + " errors; I/O threads used " +
+                        fixed(file_io->cpu_seconds, 2) + " s of CPU");
+  }
   std::size_t width = 0;
   for (const auto& r : rows) width = std::max(width, r.first.size());
   std::string source;
-  if (s.path.cache) {
+  if (s.path.files) {
+    source = "from '" + file.path().string() + "' on demand through a " +
+             format_bytes(static_cast<double>(s.path.cache->lines()) *
+                          s.path.cache->config().line_bytes) +
+             " page cache";
+  } else if (s.path.cache) {
     source = "from " + std::to_string(o.storage.devices) + " emulated NVMe device(s) through a " +
              format_bytes(static_cast<double>(s.path.cache->lines()) *
                           s.path.cache->config().line_bytes) +
@@ -469,9 +486,11 @@ void report(const app_options& o, const run_graph& file, const session& s, const
   j.key("storage")
       .begin_object()
       .field("backend", st.backend)
-      .field("devices", s.path.storage ? st.devices : 0u)
-      .field("queues", s.path.storage ? s.path.storage->config().queues_per_device : 0u)
-      .field("depth", s.path.storage ? s.path.storage->config().queue_depth : 0u)
+      .field("devices", s.set ? s.set->devices : 0u)
+      .field("queues", s.set ? s.set->queues_per_device : 0u)
+      .field("depth", s.path.storage ? s.path.storage->config().queue_depth
+                      : s.path.files ? s.path.files->config().queue_depth
+                                     : 0u)
       .field("controller_sms",
              s.path.storage && s.path.gpu() ? s.path.runtime->controller_sms() : 0u)
       .field("wait_sleep_ns", st.wait_sleep_ns)
@@ -482,6 +501,12 @@ void report(const app_options& o, const run_graph& file, const session& s, const
       .field("model_iops", model.iops)
       .field("model_bandwidth_bytes_per_s", model.bandwidth_bytes_per_s)
       .field("where", s.path.where());
+  if (file_io) {
+    j.field("io_engine", file_io->engine)
+        .field("direct", file_io->direct)
+        .field("io_errors", file_io->errors)
+        .field("io_cpu_seconds", file_io->cpu_seconds);
+  }
   if (s.path.cache) {
     j.field("cache_bytes", std::uint64_t{s.path.cache->lines()} * s.path.cache->config().line_bytes)
         .field("line_bytes", s.path.cache->config().line_bytes)

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -96,9 +97,18 @@ template <class T>
 void gather(const gather_options& o) {
   o.storage.validate();
   const std::vector<std::uint64_t> indices = read_index_list(o.indices);
-  auto image = load_image(o.storage, o.file);
-  if (o.offset > image->bytes()) throw input_error("--offset is past the end of '" + o.file + "'");
-  const std::uint64_t elements = (image->bytes() - o.offset) / sizeof(T);
+  // --backend file reads the file(s) on demand; the others load the file into memory first.
+  std::shared_ptr<backing_store> image;
+  std::vector<std::string> paths = split_paths(o.file);
+  if (!o.storage.on_files()) {
+    if (paths.size() > 1)
+      throw input_error("a striped set of files (--file A,B) needs --backend file");
+    image = load_image(o.storage, o.file);
+  }
+  std::uint64_t bytes = 0;
+  for (const std::string& p : paths) bytes += std::filesystem::file_size(p);
+  if (o.offset > bytes) throw input_error("--offset is past the end of '" + o.file + "'");
+  const std::uint64_t elements = (bytes - o.offset) / sizeof(T);
   for (std::size_t k = 0; k < indices.size(); ++k) {
     if (indices[k] >= elements) {
       throw input_error("index " + std::to_string(indices[k]) + " (entry " + std::to_string(k + 1) +
@@ -108,15 +118,17 @@ void gather(const gather_options& o) {
   }
   std::vector<T> values(indices.size());
   const auto start = std::chrono::steady_clock::now();
-  data_path path =
-      data_path::open(o.storage, image, std::max<std::uint64_t>(image->bytes() / 8, 1 << 20));
+  const std::uint64_t default_cache = std::max<std::uint64_t>(bytes / 8, 1 << 20);
+  data_path path = image ? data_path::open(o.storage, image, default_cache)
+                         : data_path::open_files(o.storage, paths, false, default_cache);
   cache_stats stats;
   {
-    auto* base = reinterpret_cast<T*>(path.memory_data() + o.offset);
     array<const T> a =
-        path.cache ? array<const T>(*path.cache, path.storage->ref(),
-                                    {.offset_bytes = o.offset, .count = elements, .name = o.file})
-                   : array<const T>::over_memory(base, elements, !path.device_image.data(), o.file);
+        path.cache
+            ? array<const T>(*path.cache, *path.devices(),
+                             {.offset_bytes = o.offset, .count = elements, .name = o.file})
+            : array<const T>::over_memory(reinterpret_cast<T*>(path.memory_data() + o.offset),
+                                          elements, !path.device_image.data(), o.file);
     run_gather(path, a, indices, values);
     a.check();
     stats = a.stats();
@@ -141,9 +153,11 @@ void add_gather_command(CLI::App& app) {
   auto o = std::make_shared<gather_options>();
   CLI::App* c = app.add_subcommand(
       "gather", "Print the values at given indices of a binary file, read through a bam::array");
-  c->add_option("--file", o->file, "Binary file of little-endian values")
+  c->add_option("--file", o->file,
+                "Binary file of little-endian values (--backend file: or a comma list of the "
+                "files of a striped set, as bam copy --out A,B writes)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(existing_files());
   c->add_option("--dtype", o->dtype, "Element type")
       ->check(CLI::IsMember({"u8", "u16", "u32", "u64", "i32", "i64", "f32", "f64"}))
       ->capture_default_str();

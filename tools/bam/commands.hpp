@@ -32,6 +32,9 @@ CLI::Validator nonzero_size();
 /// than wrapped to 2^64-1 and "010" is ten (CLI11 would read it as octal).
 CLI::Validator whole_number();
 
+/// A check that a data file exists, or each of a comma list of them (a striped set).
+CLI::Validator existing_files();
+
 /// A check that an output file can be written (common/output_paths.hpp), run while the
 /// options are parsed, before any work.
 CLI::Validator output_file(const output_rules& rules);

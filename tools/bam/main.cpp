@@ -42,6 +42,22 @@ CLI::Validator nonzero_size() {
       "", "nonzero size");
 }
 
+CLI::Validator existing_files() {
+  return CLI::Validator(
+      [](const std::string& text) {
+        std::size_t at = 0;
+        for (;;) {
+          const std::size_t comma = text.find(',', at);
+          const std::string one = text.substr(at, comma == std::string::npos ? comma : comma - at);
+          const std::string bad = CLI::ExistingFile(one);
+          if (!bad.empty()) return bad;
+          if (comma == std::string::npos) return std::string();
+          at = comma + 1;
+        }
+      },
+      "FILE[,FILE...]", "existing files");
+}
+
 CLI::Validator whole_number() {
   return CLI::Validator(
       [](std::string& text) {

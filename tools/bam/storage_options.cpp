@@ -1,5 +1,7 @@
 #include "bam/storage_options.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -31,9 +33,11 @@ fault_plan device_faults(const storage_options& o) {
 }  // namespace
 
 void storage_options::add_to(CLI::App& c, const storage_choices& choices) {
-  std::vector<std::string> backends = {"emulated-ssd", "host-memory", "device-memory"};
+  std::vector<std::string> backends = {"emulated-ssd", "file", "host-memory", "device-memory"};
   std::string help =
       "emulated-ssd (NVMe devices emulated by a controller, read through the page cache), "
+      "file (the data file itself, read and written on demand by host I/O threads through the "
+      "page cache; a comma list of files is one striped set), "
       "host-memory (read the data in place, no cache: on a GPU zero-copy over PCIe, a warp per "
       "list in aligned 128 B reads as EMOGI), device-memory (GPU only: all data in GPU memory)";
   if (choices.tiled) {
@@ -113,6 +117,19 @@ void storage_options::add_to(CLI::App& c, const storage_choices& choices) {
             return std::string();
           },
           "", "fault spec"));
+  c.add_option("--io-engine", io_engine,
+               "--backend file: auto (io_uring, or psync where io_uring is refused), io_uring, "
+               "psync (threads doing pread/pwrite)")
+      ->check(CLI::IsMember({"auto", "io_uring", "psync"}))
+      ->capture_default_str();
+  c.add_option("--io-threads", io_threads, "--backend file: host threads serving the queues")
+      ->check(CLI::Range(1u, 64u))
+      ->capture_default_str();
+  c.add_option("--io-depth", io_depth, "--backend file: commands in flight per I/O thread")
+      ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
+  c.add_flag("--buffered", buffered,
+             "--backend file: go through the OS page cache instead of O_DIRECT");
   c.add_option("--io-timeout-ms", io_timeout_ms,
                "emulated-ssd: how long one I/O command may take before it fails with a "
                "timeout, in milliseconds (default 30000)")
@@ -122,14 +139,22 @@ void storage_options::add_to(CLI::App& c, const storage_choices& choices) {
 }
 
 void storage_options::validate() const {
+  if (on_files() && !faults.empty()) {
+    throw input_error(
+        "--faults needs --backend emulated-ssd (--backend file reads real files; their errors "
+        "are real)");
+  }
+  if (!on_files() && (io_engine != "auto" || buffered)) {
+    throw input_error("--io-engine and --buffered need --backend file");
+  }
   if (without_storage()) {
     if (!faults.empty()) {
       throw input_error("--faults needs --backend emulated-ssd (--backend " + backend +
                         " reads no device)");
     }
     if (io_timeout_ms != 0) {
-      throw input_error("--io-timeout-ms needs --backend emulated-ssd (--backend " + backend +
-                        " reads no device)");
+      throw input_error("--io-timeout-ms needs --backend emulated-ssd or file (--backend " +
+                        backend + " reads no device)");
     }
     return;
   }
@@ -200,6 +225,42 @@ cache_config storage_options::cache(std::uint64_t default_cache_bytes) const {
   return c;
 }
 
+file_storage_config storage_options::files(std::vector<std::string> paths, bool writable) const {
+  const bool gpu = use_gpu();
+  file_storage_config f;
+  f.paths = std::move(paths);
+  f.writable = writable;
+  f.engine = io_engine == "io_uring" ? io_engine_kind::io_uring
+             : io_engine == "psync"  ? io_engine_kind::psync
+                                     : io_engine_kind::automatic;
+  f.io_threads = io_threads;
+  f.io_depth = io_depth;
+  f.direct = !buffered;
+  f.queues_per_device = queues ? queues : (gpu ? 32u : 8u);
+  f.queue_depth = depth ? depth : (gpu ? 1024u : 256u);
+  f.stripe_bytes = stripe_bytes(*this);
+  // On a GPU every command is staged through a pinned buffer of this size per I/O slot.
+  if (gpu)
+    f.max_transfer_bytes =
+        std::max<std::uint32_t>(256u << 10, static_cast<std::uint32_t>(line_bytes));
+  if (io_timeout_ms != 0) f.timeout_ns = io_timeout_ms * 1'000'000;
+  f.wait_sleep_ns = wait_sleep_ns;
+  f.gpu = gpu;
+  return f;
+}
+
+std::vector<std::string> split_paths(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', at);
+    out.push_back(text.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (out.back().empty()) throw input_error("an empty file name in '" + text + "'");
+    if (comma == std::string::npos) return out;
+    at = comma + 1;
+  }
+}
+
 std::shared_ptr<backing_store> load_image(const storage_options& o, const std::string& file) {
   return backing_store::from_file(file, false,
                                   o.use_gpu() ? memory_kind::pinned : memory_kind::host);
@@ -218,18 +279,7 @@ data_path data_path::open(const storage_options& o, std::shared_ptr<backing_stor
   }
   data_path p;
   p.image = std::move(image);
-  if (gpu) {
-    runtime_config rc;
-    rc.controller_sms = o.controller_sms;
-    rc.quiet = true;
-    // Tiling runs no controller, and its copy stream orders itself against the app stream
-    // with events, which must share the app stream's context: plain streams, every SM.
-    if (o.backend == "tiled") rc.green_contexts = false;
-    p.runtime = std::make_unique<gpu_runtime>(rc);
-    if (!p.runtime->gpu()) throw error("no GPU after all: " + p.runtime->message());
-  } else {
-    p.stream = std::make_unique<host_stream>(o.workers);
-  }
+  p.start_executor(o);
   if (o.backend == "device-memory") {
     p.device_image = device_memory(p.image->bytes());
     copy_async(p.device_image.data(), p.image->data(), p.image->bytes(), p.runtime->stream());
@@ -237,26 +287,74 @@ data_path data_path::open(const storage_options& o, std::shared_ptr<backing_stor
     return p;
   }
   if (o.backend == "host-memory" || o.backend == "tiled") return p;
+  if (o.on_files()) throw input_error("--backend file reads the files named: use open_files");
   p.storage = std::make_unique<emulated_storage>(o.storage(), p.image, p.runtime.get());
-  if (gpu) {
-    p.cache = std::make_unique<page_cache>(o.cache(default_cache_bytes), *p.runtime);
-  } else {
-    p.cache = std::make_unique<page_cache>(o.cache(default_cache_bytes), *p.stream);
-    p.storage->start();
-  }
+  p.make_cache(o, default_cache_bytes);
   return p;
+}
+
+data_path data_path::open_files(const storage_options& o, const std::vector<std::string>& paths,
+                                bool writable, std::uint64_t default_cache_bytes) {
+  data_path p;
+  p.start_executor(o);
+  p.files = std::make_unique<file_storage>(o.files(paths, writable), p.runtime.get());
+  for (const std::string& n : p.files->notices()) std::fprintf(stderr, "# notice: %s\n", n.c_str());
+  p.make_cache(o, default_cache_bytes);
+  return p;
+}
+
+void data_path::make_cache(const storage_options& o, std::uint64_t default_cache_bytes) {
+  if (runtime) {
+    cache = std::make_unique<page_cache>(o.cache(default_cache_bytes), *runtime);
+  } else {
+    cache = std::make_unique<page_cache>(o.cache(default_cache_bytes), *stream);
+    if (storage) storage->start();
+    if (files) files->start();
+  }
+}
+
+void data_path::start_executor(const storage_options& o) {
+  if (o.use_gpu()) {
+    runtime_config rc;
+    rc.controller_sms = o.controller_sms;
+    rc.quiet = true;
+    // Tiling runs no controller, and its copy stream orders itself against the app stream
+    // with events, which must share the app stream's context: plain streams, every SM. The
+    // file backend's controllers are host threads: no SMs to set aside either.
+    if (o.backend == "tiled" || o.on_files()) rc.green_contexts = false;
+    runtime = std::make_unique<gpu_runtime>(rc);
+    if (!runtime->gpu()) throw error("no GPU after all: " + runtime->message());
+  } else {
+    stream = std::make_unique<host_stream>(o.workers);
+  }
+}
+
+std::optional<device_set_ref> data_path::devices() const {
+  if (storage) return storage->ref();
+  if (files) return files->ref();
+  return std::nullopt;
+}
+
+std::string data_path::describe_devices() const {
+  if (files) return "file: " + files->describe();
+  if (!storage) return "";
+  const storage_config& c = storage->config();
+  return "emulated-ssd: " + std::to_string(c.devices) + " device(s), " +
+         std::to_string(c.queues_per_device) + " queues x " + std::to_string(c.queue_depth);
 }
 
 void data_path::start() {
   if (runtime) {
     if (!runtime->started()) runtime->start();
-  } else if (storage && !storage->running()) {
-    storage->start();
+  } else {
+    if (storage && !storage->running()) storage->start();
+    if (files && !files->running()) files->start();
   }
 }
 
 std::uint8_t* data_path::memory_data() const {
-  return device_image.data() ? device_image.as<std::uint8_t>() : image->data();
+  if (device_image.data()) return device_image.as<std::uint8_t>();
+  return image ? image->data() : nullptr;  // --backend file: no image, the data stays on disk
 }
 
 std::string data_path::where() const {
@@ -273,5 +371,11 @@ data_path::~data_path() {
   cache.reset();
   if (storage && !runtime) storage->stop();
   storage.reset();
+  try {
+    if (files && !runtime) files->stop();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "# file storage: %s\n", e.what());
+  }
+  files.reset();
 }
 }  // namespace bam::tools

@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -17,6 +19,7 @@
 #include <bam/runtime/runtime.hpp>
 #include <bam/storage/device_model.hpp>
 #include <bam/storage/emulated_storage.hpp>
+#include <bam/storage/file_storage.hpp>
 
 namespace bam::tools {
 
@@ -26,8 +29,9 @@ struct storage_choices {
 };
 
 struct storage_options {
-  std::string backend = "emulated-ssd";  ///< emulated-ssd | host-memory | device-memory | tiled
-  std::uint64_t cache_bytes = 0;         ///< 0: a default chosen by the command
+  /// emulated-ssd | file | host-memory | device-memory | tiled
+  std::string backend = "emulated-ssd";
+  std::uint64_t cache_bytes = 0;  ///< 0: a default chosen by the command
   std::uint64_t line_bytes = 4096;
   std::uint32_t devices = 1;
   std::uint32_t queues = 0;     ///< per device; 0: 8 on the CPU path, 128 on a GPU
@@ -58,6 +62,12 @@ struct storage_options {
   std::string faults;
   /// --io-timeout-ms: deadline of one I/O command (storage_config::timeout_ns); 0: its default.
   std::uint64_t io_timeout_ms = 0;
+  /// --backend file: how the I/O threads reach the files (auto | io_uring | psync), how many
+  /// threads, how many commands each keeps in flight, and whether O_DIRECT is tried.
+  std::string io_engine = "auto";
+  std::uint32_t io_threads = 2;
+  std::uint32_t io_depth = 64;
+  bool buffered = false;
 
   /// Registers the options on `command`.
   void add_to(CLI::App& command, const storage_choices& choices = {});
@@ -68,7 +78,11 @@ struct storage_options {
   [[nodiscard]] std::string model_label() const;
   /// True for the backends that read the data in place (host-memory, device-memory) or copy it
   /// in partitions (tiled): no devices, no cache.
-  [[nodiscard]] bool without_storage() const { return backend != "emulated-ssd"; }
+  [[nodiscard]] bool without_storage() const {
+    return backend != "emulated-ssd" && backend != "file";
+  }
+  /// True for --backend file: the data stays in its file(s), read on demand.
+  [[nodiscard]] bool on_files() const { return backend == "file"; }
   /// True when kernels run on a GPU (target gpu, or auto with a usable GPU).
   [[nodiscard]] bool use_gpu() const;
   /// Checks what the parser could not: options that need the emulated SSD, a --faults bad
@@ -77,7 +91,12 @@ struct storage_options {
   /// The devices' configuration; throws bam::input_error for options that do not fit.
   [[nodiscard]] storage_config storage() const;
   [[nodiscard]] cache_config cache(std::uint64_t default_cache_bytes) const;
+  /// The file devices' configuration over `paths` (one file, or a striped set).
+  [[nodiscard]] file_storage_config files(std::vector<std::string> paths, bool writable) const;
 };
+
+/// A data file argument: one path, or a comma list naming a striped set (--backend file).
+std::vector<std::string> split_paths(const std::string& text);
 
 /// Loads `file` into memory of the kind the path for `options` needs: host memory on the CPU
 /// path, pinned host memory on a GPU (the emulated SSD's DMA and zero-copy reads cross PCIe).
@@ -96,7 +115,8 @@ std::shared_ptr<backing_store> load_image(const storage_options& options, const 
 struct data_path {
   std::unique_ptr<gpu_runtime> runtime;  ///< GPU path only
   std::shared_ptr<backing_store> image;
-  std::unique_ptr<emulated_storage> storage;  ///< null for the memory backends
+  std::unique_ptr<emulated_storage> storage;  ///< --backend emulated-ssd
+  std::unique_ptr<file_storage> files;        ///< --backend file
   std::unique_ptr<host_stream> stream;        ///< CPU path only
   std::unique_ptr<page_cache> cache;          ///< null for the memory backends
   device_memory device_image;                 ///< the device-memory backend's copy
@@ -104,6 +124,14 @@ struct data_path {
   /// Builds the path for `options` over `image` (from load_image).
   static data_path open(const storage_options& options, std::shared_ptr<backing_store> image,
                         std::uint64_t default_cache_bytes);
+  /// Builds the path for --backend file over `paths` (nothing is loaded; the cache reads the
+  /// files on demand). Prints the storage's notices on standard error.
+  static data_path open_files(const storage_options& options, const std::vector<std::string>& paths,
+                              bool writable, std::uint64_t default_cache_bytes);
+  /// The device set the cache reads (emulated or files); null for the memory backends.
+  [[nodiscard]] std::optional<device_set_ref> devices() const;
+  /// "file: 1 file, io_uring, O_DIRECT, ..." or "emulated-ssd: 4 device(s), ..."
+  [[nodiscard]] std::string describe_devices() const;
   /// Starts the controllers (no-op when running, or without storage).
   void start();
   [[nodiscard]] bool gpu() const { return runtime != nullptr; }
@@ -115,6 +143,10 @@ struct data_path {
   data_path() = default;
   data_path(data_path&&) = default;
   data_path& operator=(data_path&&) = default;
+
+ private:
+  void start_executor(const storage_options& options);
+  void make_cache(const storage_options& options, std::uint64_t default_cache_bytes);
 };
 
 }  // namespace bam::tools

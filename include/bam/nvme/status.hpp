@@ -28,6 +28,7 @@ enum class generic_status : std::uint8_t {
   internal_error = 0x06,
   abort_requested = 0x07,
   invalid_namespace = 0x0b,
+  namespace_write_protected = 0x20,
   prp_offset_invalid = 0x13,
   lba_out_of_range = 0x80,
   capacity_exceeded = 0x81,
@@ -87,6 +88,8 @@ BAM_HD constexpr const char* status_name(std::uint8_t sct, std::uint8_t sc) {
         return "generic: invalid namespace or format";
       case 0x13:
         return "generic: PRP offset invalid";
+      case 0x20:
+        return "generic: namespace is write protected";
       case 0x80:
         return "generic: LBA out of range";
       case 0x81:
