@@ -330,6 +330,31 @@ TEST(FileStorageOpen, OnAFileSystemWithoutODirectItSaysSoAndStillReads) {
   EXPECT_EQ(a.read(0, data.size()), data);
 }
 
+TEST(FileStorageOpen, WhereIoUringIsRefusedItSaysSoAndFallsBackToPsync) {
+  scratch s;
+  const auto data = pattern(20000, 12);
+  write_file(s.file("f"), data.data(), data.size());
+  ::setenv("BAM_NO_IO_URING", "1", 1);
+  file_rig r({io_engine_kind::automatic, true, 512}, {s.file("f")}, false);
+  ::unsetenv("BAM_NO_IO_URING");
+  ASSERT_EQ(r.disk.notices().size(), 1u);
+  EXPECT_NE(r.disk.notices().front().find("using psync"), std::string::npos)
+      << r.disk.notices().front();
+  EXPECT_EQ(r.disk.io_stats().engine, "psync");
+  array<const std::uint8_t> a(r.cache, r.disk.ref(), {.count = data.size(), .name = "f"});
+  EXPECT_EQ(a.read(0, data.size()), data);
+}
+
+TEST(FileStorageOpen, ForcingIoUringWhereItIsRefusedIsAnError) {
+  scratch s;
+  const auto data = pattern(4096, 13);
+  write_file(s.file("f"), data.data(), data.size());
+  ::setenv("BAM_NO_IO_URING", "1", 1);
+  EXPECT_THROW(file_storage({.paths = {s.file("f")}, .engine = io_engine_kind::io_uring}),
+               input_error);
+  ::unsetenv("BAM_NO_IO_URING");
+}
+
 TEST(FileStorageStripes, SizesFollowTheStripeOrder) {
   EXPECT_EQ(striped_file_bytes(10, 1, 4), (std::vector<std::uint64_t>{10}));
   EXPECT_EQ(striped_file_bytes(10, 2, 4), (std::vector<std::uint64_t>{6, 4}));

@@ -5,6 +5,7 @@
 #include "bam/commands.hpp"
 #include "cache_bench.hpp"
 #include "ceilings.hpp"
+#include "file_bench.hpp"
 #include "io_bench.hpp"
 #include "queue_bench.hpp"
 #include "translation_bench.hpp"
@@ -196,6 +197,47 @@ void add_translation_bench(CLI::App& bench) {
   c->callback([o] { bench::run_translation_bench(*o); });
 }
 
+// bench file: a file's block reads by CPU threads, through bam's queues and its cache.
+void add_file_bench(CLI::App& bench) {
+  auto o = std::make_shared<bench::file_bench_options>();
+  CLI::App* c = bench.add_subcommand(
+      "file",
+      "Block reads of a file: CPU threads with io_uring (the ceiling), then kernel threads "
+      "through bam's queues (--backend file), raw and through the cache");
+  c->add_option("--file", o->file, "The file to read (O_DIRECT)")->required();
+  c->add_option("--create", o->create_bytes,
+                "First write a pattern file of this size there (kept; reused when it is already "
+                "one), so every read is checked")
+      ->transform(size_transformer());
+  c->add_option("--block", o->block, "Bytes per read: 512 or 4K")
+      ->transform(size_transformer())
+      ->check(CLI::IsMember({512u, 4096u}))
+      ->capture_default_str();
+  c->add_option("--pattern", o->pattern, "random or seq")
+      ->check(CLI::IsMember({"random", "seq"}))
+      ->capture_default_str();
+  c->add_option("--depth", o->depth, "Reads in flight per I/O thread")
+      ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
+  c->add_option("--io-threads", o->io_threads,
+                "CPU threads of the ceiling, and the file backend's I/O threads")
+      ->check(CLI::Range(1u, 64u))
+      ->capture_default_str();
+  c->add_option("--io-engine", o->io_engine, "io_uring or psync")
+      ->check(CLI::IsMember({"io_uring", "psync"}))
+      ->capture_default_str();
+  c->add_option("--seconds", o->seconds, "Length of each phase")->capture_default_str();
+  c->add_option("--cache-bytes", o->cache_bytes, "Cache of the third phase")
+      ->transform(size_transformer())
+      ->check(nonzero_size())
+      ->capture_default_str();
+  c->add_option("--target", o->target, "Where kernel threads run (cpu)")
+      ->check(CLI::IsMember({"cpu", "gpu"}))
+      ->capture_default_str();
+  add_json_option(*c, o->json);
+  c->callback([o] { bench::run_file_bench(*o); });
+}
+
 }  // namespace
 
 void add_bench_commands(CLI::App& app) {
@@ -242,6 +284,7 @@ void add_bench_commands(CLI::App& app) {
   add_ceilings_bench(*bench);
   add_io_bench(*bench);
   add_translation_bench(*bench);
+  add_file_bench(*bench);
 }
 
 }  // namespace bam::tools

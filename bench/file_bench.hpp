@@ -1,0 +1,35 @@
+#pragma once
+/// @file
+/// `bam bench file`: random or sequential block reads of a file, in one run,
+///   1. by CPU threads alone, each with its own io_uring (the ceiling: what fio's io_uring
+///      engine would report at the same block size, depth and footprint);
+///   2. by kernel threads through bam's NVMe queues, served by the file backend's I/O threads
+///      (raw commands, no cache);
+///   3. by kernel threads reading one element per line through a bam::array and its cache
+///      (line = block, the cache far smaller than the file: almost every read a miss);
+/// each with its rate, its ratio to the ceiling and the host CPU time per million commands.
+/// Kernel threads are CPU threads on the CPU path (as many as the ceiling keeps in flight).
+/// The file is made with a known pattern (--create) so every read is checked.
+
+#include <cstdint>
+#include <string>
+
+namespace bam::bench {
+
+struct file_bench_options {
+  std::string file;
+  std::uint64_t create_bytes = 0;  ///< write a pattern file of this size first (0: use the file)
+  std::uint32_t block = 4096;      ///< 512 or 4096
+  std::string pattern = "random";  ///< random | seq
+  std::uint32_t depth = 64;        ///< in flight per I/O thread (the ceiling's per ring)
+  std::uint32_t io_threads = 2;    ///< ceiling threads and the backend's I/O threads
+  std::string io_engine = "io_uring";
+  double seconds = 5;
+  std::uint64_t cache_bytes = 64ull << 20;
+  std::string target = "cpu";
+  std::string json;
+};
+
+void run_file_bench(const file_bench_options& o);
+
+}  // namespace bam::bench
