@@ -7,12 +7,14 @@
 ///      (raw commands, no cache);
 ///   3. by kernel threads reading one element per line through a bam::array and its cache
 ///      (line = block, the cache far smaller than the file: almost every read a miss);
-/// each with its rate, its ratio to the ceiling and the host CPU time per million commands.
+/// and the ceiling once more at the end (a disk's rate may drift); each with its rate, its ratio
+/// to the better ceiling and the host CPU time per million commands.
 /// Kernel threads are CPU threads on the CPU path (as many as the ceiling keeps in flight).
 /// The file is made with a known pattern (--create) so every read is checked.
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace bam::bench {
 
@@ -31,5 +33,27 @@ struct file_bench_options {
 };
 
 void run_file_bench(const file_bench_options& o);
+
+/// What one phase did.
+struct file_phase {
+  std::string name;
+  std::uint64_t commands = 0;  ///< reads completed
+  std::uint64_t failed = 0;
+  std::uint64_t wrong = 0;  ///< reads whose word was not the pattern's
+  double seconds = 0;
+  double cpu_seconds = 0;  ///< host CPU of the threads that served the I/O
+  [[nodiscard]] double rate() const {
+    return seconds > 0 ? static_cast<double>(commands) / seconds : 0;
+  }
+  [[nodiscard]] double cpu_per_million() const {
+    return commands ? cpu_seconds / static_cast<double>(commands) * 1e6 : 0;
+  }
+};
+
+struct block_picker;
+
+/// Phases 2 and 3 with GPU threads (file_bench_gpu.cu; throws bam::input_error without CUDA).
+std::vector<file_phase> run_file_phases_gpu(const file_bench_options& o, const block_picker& pick,
+                                            bool patterned, std::uint64_t bytes);
 
 }  // namespace bam::bench

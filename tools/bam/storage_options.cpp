@@ -97,7 +97,9 @@ void storage_options::add_to(CLI::App& c, const storage_choices& choices) {
       ->each([this](const std::string&) { latency_given = true; });
   c.add_flag("--caps", caps,
              "Apply the model's IOPS and bandwidth caps (Optane's without --model)");
-  c.add_option("--cpu-threads", workers, "CPU worker threads on the CPU path (0: 4 per core)");
+  c.add_option("--cpu-threads", workers,
+               "CPU worker threads on the CPU path (0: 4 per core; --backend file: half the "
+               "I/O threads x depth, so the disk's queue stays full)");
   c.add_option("--faults", faults,
                "emulated-ssd: injected faults, a comma list of key=value: error-rate=R (reads "
                "and writes fail with a media error), write-error-rate=R (writes fail with a "
@@ -131,8 +133,9 @@ void storage_options::add_to(CLI::App& c, const storage_choices& choices) {
   c.add_flag("--buffered", buffered,
              "--backend file: go through the OS page cache instead of O_DIRECT");
   c.add_option("--io-timeout-ms", io_timeout_ms,
-               "emulated-ssd: how long one I/O command may take before it fails with a "
-               "timeout, in milliseconds (default 30000)")
+               "emulated-ssd and file: how long one I/O command may take before it fails with "
+               "a timeout, in milliseconds (default 30000); the cache waits at most four of "
+               "these for a line it can reuse")
       ->type_name("MS")
       ->transform(whole_number())
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{24} * 3600 * 1000));
@@ -222,6 +225,9 @@ cache_config storage_options::cache(std::uint64_t default_cache_bytes) const {
   if (c.capacity_bytes < line_bytes) c.capacity_bytes = line_bytes;
   c.mode = mode();
   c.translation = translation;
+  // --io-timeout-ms bounds a faulted run: a line the cache cannot free (held by a command
+  // that may still run) is waited for a few command timeouts, not the default 30 s.
+  if (io_timeout_ms != 0) c.victim_timeout_ns = 4 * io_timeout_ms * 1'000'000;
   return c;
 }
 
@@ -325,8 +331,30 @@ void data_path::start_executor(const storage_options& o) {
     runtime = std::make_unique<gpu_runtime>(rc);
     if (!runtime->gpu()) throw error("no GPU after all: " + runtime->message());
   } else {
-    stream = std::make_unique<host_stream>(o.workers);
+    // A disk's latency is far longer than the emulated device's: the file backend needs more
+    // CPU workers waiting on it to keep its I/O threads' depth filled.
+    const unsigned disk_workers = std::max(16u, o.io_threads * o.io_depth / 2);
+    stream = std::make_unique<host_stream>(o.workers      ? o.workers
+                                           : o.on_files() ? disk_workers
+                                                          : 0u);
   }
+}
+
+std::uint32_t data_path::reset_queues() {
+  if (!storage) return 0;
+  const bool was_running = runtime ? runtime->started() : storage->running();
+  if (runtime) {
+    if (was_running) runtime->stop();
+  } else {
+    storage->stop();
+  }
+  std::uint32_t released = 0;
+  const storage_config& c = storage->config();
+  for (std::uint32_t d = 0; d < c.devices; ++d) {
+    for (std::uint32_t q = 0; q < c.queues_per_device; ++q) released += storage->reset_queue(d, q);
+  }
+  if (was_running) start();
+  return released;
 }
 
 std::optional<device_set_ref> data_path::devices() const {

@@ -132,6 +132,11 @@ struct data_path {
   [[nodiscard]] std::optional<device_set_ref> devices() const;
   /// "file: 1 file, io_uring, O_DIRECT, ..." or "emulated-ssd: 4 device(s), ..."
   [[nodiscard]] std::string describe_devices() const;
+  /// Aborts the commands that never completed (an NVMe host would reset the controller):
+  /// stops the emulated controllers, resets every queue, which gives back what their
+  /// abandoned waiters held, and starts them again. Call only between launches. Returns the
+  /// holds given back.
+  std::uint32_t reset_queues();
   /// Starts the controllers (no-op when running, or without storage).
   void start();
   [[nodiscard]] bool gpu() const { return runtime != nullptr; }

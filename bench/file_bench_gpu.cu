@@ -1,0 +1,115 @@
+// bam bench file --target gpu: GPU threads read a file through the file backend's queues (raw
+// commands into GPU memory) and through a page cache in GPU memory; the backend's I/O threads
+// stage the data through pinned buffers.
+#include <bam/array.hpp>
+#include <bam/cache.hpp>
+#include <bam/error.hpp>
+#include <bam/platform/launch.cuh>
+#include <bam/runtime/resources.hpp>
+#include <bam/runtime/runtime.hpp>
+#include <bam/storage/file_storage.hpp>
+
+#include "file_bench.hpp"
+#include "file_bench_kernels.hpp"
+
+namespace bam::bench {
+
+namespace {
+
+file_storage_config gpu_disk_config(const file_bench_options& o) {
+  file_storage_config c;
+  c.paths = {o.file};
+  c.engine = o.io_engine == "psync" ? io_engine_kind::psync : io_engine_kind::io_uring;
+  c.io_threads = o.io_threads;
+  c.io_depth = o.depth;
+  c.queues_per_device = std::max<std::uint32_t>(8, o.io_threads);
+  c.queue_depth = std::max<std::uint32_t>(256, 2 * o.depth * o.io_threads);
+  c.max_transfer_bytes = 256u << 10;
+  c.gpu = true;
+  return c;
+}
+
+runtime_config plain_runtime() {
+  runtime_config c;
+  c.quiet = true;
+  c.green_contexts = false;  // no controller kernel: the controllers are host threads
+  return c;
+}
+
+/// Runs `kernel` on `threads` GPU threads (blocks of up to 128) and returns its counts and
+/// the seconds the launch took as the host saw them.
+template <class Kernel>
+std::pair<read_counts, double> run(gpu_runtime& rt, Kernel kernel, device_memory& counts,
+                                   std::uint64_t threads, double seconds) {
+  const std::uint32_t block = threads < 128 ? static_cast<std::uint32_t>(threads) : 128u;
+  const auto grid = static_cast<std::uint32_t>((threads + block - 1) / block);
+  pinned_memory out(sizeof(read_counts));
+  zero_async(counts.data(), sizeof(read_counts), rt.stream());
+  kernel.counts = counts.as<read_counts>();
+  const std::uint64_t began = now_ns();
+  launch(rt.stream(), grid, block, kernel);
+  copy_async(out.data(), counts.data(), sizeof(read_counts), rt.stream());
+  rt.synchronize(rt.stream(), static_cast<std::uint64_t>(seconds * 1e9) + 60'000'000'000ull,
+                 "the file readers");
+  const double s = static_cast<double>(now_ns() - began) * 1e-9;
+  return {*out.as<read_counts>(), s};
+}
+
+}  // namespace
+
+std::vector<file_phase> run_file_phases_gpu(const file_bench_options& o, const block_picker& pick,
+                                            bool patterned, std::uint64_t bytes) {
+  std::vector<file_phase> phases;
+  const std::uint64_t threads = std::uint64_t{o.io_threads} * o.depth;
+  const auto duration = static_cast<std::uint64_t>(o.seconds * 1e9);
+  {
+    gpu_runtime rt(plain_runtime());
+    if (!rt.gpu()) throw input_error("bam bench file --target gpu: " + rt.message());
+    file_storage disk(gpu_disk_config(o), &rt);
+    device_memory buffers(threads * o.block);
+    device_memory counts(sizeof(read_counts));
+    rt.preload({kernel_function<raw_block_reader>()});
+    rt.warm_up([](stream_handle s) { warm_up_launch<raw_block_reader>(s); });
+    rt.start();
+    raw_block_reader k{disk.ref(), buffers.as<std::uint8_t>(), o.block, pick, patterned, duration,
+                       nullptr};
+    const auto [c, s] = run(rt, k, counts, threads, o.seconds);
+    rt.stop();
+    file_phase p;
+    p.name = "bam queues, raw commands (GPU threads)";
+    p.commands = c.completed;
+    p.failed = c.failed;
+    p.wrong = c.wrong;
+    p.seconds = s;
+    p.cpu_seconds = disk.io_stats().cpu_seconds;
+    phases.push_back(p);
+  }
+  {
+    gpu_runtime rt(plain_runtime());
+    file_storage disk(gpu_disk_config(o), &rt);
+    page_cache cache({.line_bytes = o.block, .capacity_bytes = o.cache_bytes}, rt);
+    array<const std::uint64_t> a(cache, disk.ref(), {.count = bytes / 8, .name = o.file});
+    device_memory counts(sizeof(read_counts));
+    rt.preload({kernel_function<line_element_reader>()});
+    rt.warm_up([](stream_handle s) { warm_up_launch<line_element_reader>(s); });
+    rt.start();
+    const std::uint32_t block = threads < 128 ? static_cast<std::uint32_t>(threads) : 128u;
+    const auto grid = static_cast<std::uint32_t>((threads + block - 1) / block);
+    line_element_reader k{
+        a.ref_for_launch(grid, block), o.block, pick, patterned, duration, nullptr};
+    const auto [c, s] = run(rt, k, counts, threads, o.seconds);
+    rt.stop();
+    a.check();
+    file_phase p;
+    p.name = "bam array, one element per line (GPU threads)";
+    p.commands = c.completed;
+    p.failed = c.failed;
+    p.wrong = c.wrong;
+    p.seconds = s;
+    p.cpu_seconds = disk.io_stats().cpu_seconds;
+    phases.push_back(p);
+  }
+  return phases;
+}
+
+}  // namespace bam::bench
