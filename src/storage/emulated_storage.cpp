@@ -288,7 +288,7 @@ std::string emulated_storage::describe() const {
   }
 }
 
-void emulated_storage::reset_queue(std::uint32_t device, std::uint32_t queue) {
+std::uint32_t emulated_storage::reset_queue(std::uint32_t device, std::uint32_t queue) {
   impl& m = *impl_;
   if (device >= m.config.devices || queue >= m.config.queues_per_device) {
     throw input_error("reset_queue: no queue " + std::to_string(queue) + " on device " +
@@ -303,8 +303,10 @@ void emulated_storage::reset_queue(std::uint32_t device, std::uint32_t queue) {
   // The controller forgot the queue's commands: none of the abandoned ones can run now, so
   // what their buffers held goes back before their records are wiped. (Only on the CPU path:
   // queues that GPU threads use hold words of GPU memory, which this thread cannot change.)
-  if (m.queue_memory == memory_kind::host) (void)m.queues[i].release_abandoned_holds();
+  std::uint32_t released = 0;
+  if (m.queue_memory == memory_kind::host) released = m.queues[i].release_abandoned_holds();
   m.zero_queue_memory(i * m.queue_bytes, m.queue_bytes);
+  return released;
 }
 
 std::vector<std::string> emulated_storage::stuck_queues(std::uint64_t age_ns) const {

@@ -153,9 +153,12 @@ class emulated_storage {
   /// How the controller runs ("GPU kernel: grid 16 x 256 ..." or "host thread").
   [[nodiscard]] std::string describe() const;
 
-  /// Puts a queue pair back in its initial state (after a halt). The controller must be
-  /// stopped and no thread may use the queue.
-  void reset_queue(std::uint32_t device, std::uint32_t queue);
+  /// Puts a queue pair back in its initial state (after a halt, or to abort commands that
+  /// never completed): the controller forgets the queue's commands, and what their abandoned
+  /// waiters held (cache lines, bounce buffers) goes back. The controller must be stopped and
+  /// no thread may use the queue. Returns the holds given back (on the GPU placements, whose
+  /// queues are in GPU memory, none are: a documented gap).
+  std::uint32_t reset_queue(std::uint32_t device, std::uint32_t queue);
 
   /// Names queues whose oldest fetched command is older than `age_ns` (a watchdog's view),
   /// as "device d queue q: command id c outstanding for N ms". Empty when all is well.
