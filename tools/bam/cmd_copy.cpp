@@ -61,6 +61,10 @@ struct copy_kernel {
       const std::uint64_t c = chunks ? chunks[k / chunk_elements] : k / chunk_elements;
       const std::uint64_t i = c * chunk_elements + k % chunk_elements;
       if (i >= elements) continue;
+      // relaxed: a hint. A chunk with a failed element is retried whole, so its other elements
+      // need not each wait out the bound on the resource that failed it (a line held by a
+      // command that never completes).
+      if (atomic_ref<std::uint32_t>(failed[c]).load(order::relaxed) != 0) continue;
       T v = 0;
       bool ok = in.try_read(i, v).ok();
       if (ok) ok = out.try_store(i, v).ok();
