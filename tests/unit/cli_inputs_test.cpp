@@ -151,6 +151,24 @@ TEST_F(cli, a_zero_cache_size_is_refused) {
   expect_input_error(bam("bfs --graph g.bcsr --target cpu --cache-bytes 0"), "--cache-bytes");
   expect_input_error(bam("gather --file g.bcsr --indices - --cache-bytes 0K </dev/null"),
                      "--cache-bytes");
+  expect_input_error(bam("plan --data-bytes 1G --cache-bytes 0"), "--cache-bytes");
+}
+
+TEST_F(cli, the_file_backend_refuses_what_it_cannot_do_before_any_work) {
+  make_graph("g.bcsr");
+  expect_input_error(bam("gather --file g.bcsr --indices - --backend file --faults "
+                         "error-rate=0.1 </dev/null"),
+                     "emulated-ssd");
+  expect_input_error(bam("gather --file g.bcsr --indices - --io-engine psync </dev/null"),
+                     "--backend file");
+  expect_input_error(bam("gather --file g.bcsr,nothing-here --indices - --backend file "
+                         "</dev/null"),
+                     "nothing-here");
+  // A set the files do not make: the error names the file that does not fit.
+  write("part0", std::string(70000, 'x'));
+  write("part1", std::string(100, 'y'));
+  expect_input_error(bam("gather --file part1,part0 --indices - --backend file </dev/null"),
+                     "part1");
 }
 
 TEST_F(cli, convert_refuses_to_overwrite_its_input) {

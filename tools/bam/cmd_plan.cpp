@@ -94,9 +94,10 @@ void add_plan_command(CLI::App& app) {
   c->add_option("--data-bytes", o->data_bytes, "Bytes of array data")
       ->required()
       ->transform(size_transformer());
-  c->add_option("--cache-bytes", o->cache_bytes, "Cache capacity")
+  c->add_option("--cache-bytes", o->cache_bytes, "Cache capacity, more than 0")
       ->required()
-      ->transform(size_transformer());
+      ->transform(size_transformer())
+      ->check(nonzero_size());
   c->add_option("--line-bytes", o->line_bytes, "Cache line size")
       ->transform(size_transformer())
       ->capture_default_str();
