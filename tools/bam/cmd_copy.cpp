@@ -25,6 +25,7 @@
 #endif
 
 #include "bam/commands.hpp"
+#include "bam/shared_buffer.hpp"
 #include "bam/storage_options.hpp"
 #include "common/sizes.hpp"
 #include "graph/mapped_file.hpp"
@@ -72,36 +73,6 @@ struct copy_kernel {
       if (!ok) atomic_ref<std::uint32_t>(failed[c]).store(1u, order::relaxed);
     }
   }
-};
-
-/// Host memory the kernels of the path can read and write: plain on the CPU path, pinned
-/// (read in place by the GPU) on a GPU.
-class shared_buffer {
- public:
-  shared_buffer(bool gpu, std::uint64_t bytes) {
-#if defined(BAM_HAVE_CUDA)
-    if (gpu) {
-      pinned_ = pinned_memory(std::max<std::uint64_t>(bytes, 8));
-      std::memset(pinned_.data(), 0, pinned_.bytes());
-      return;
-    }
-#endif
-    (void)gpu;
-    host_.assign((bytes + 7) / 8, 0);
-  }
-  template <class T>
-  [[nodiscard]] T* as() {
-#if defined(BAM_HAVE_CUDA)
-    if (pinned_.data() != nullptr) return static_cast<T*>(pinned_.data());
-#endif
-    return reinterpret_cast<T*>(host_.data());
-  }
-
- private:
-  std::vector<std::uint64_t> host_;
-#if defined(BAM_HAVE_CUDA)
-  pinned_memory pinned_;
-#endif
 };
 
 /// "blocks 8-15, 40-47" for the 512-byte logical blocks of the byte ranges given as sorted

@@ -1,0 +1,362 @@
+// `bam table gen` writes the synthetic taxi-trip table (common/taxi_table.hpp); `bam query`
+// evaluates q0..q5 over its columns with kernel threads that read a column of a row only when
+// the predicates before it passed (BaM's point: data-dependent reads move only what is
+// needed), through bam arrays on any backend. Answers go to standard output; timings and
+// statistics to standard error and --json.
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <bam/array.hpp>
+#include <bam/error.hpp>
+#include <bam/platform/atomic.hpp>
+#if defined(BAM_HAVE_CUDA)
+#include <bam/platform/launch.cuh>  // this file is compiled as CUDA in GPU builds
+#endif
+
+#include "bam/commands.hpp"
+#include "bam/shared_buffer.hpp"
+#include "bam/storage_options.hpp"
+#include "common/json_writer.hpp"
+#include "common/machine_info.hpp"
+#include "common/sizes.hpp"
+#include "common/taxi_table.hpp"
+
+namespace bam::tools {
+
+namespace {
+
+/// The columns as kernels read them.
+struct taxi_views {
+  array_ref<const std::uint32_t> pickup_s, distance_m, fare_cents, tip_cents;
+  array_ref<const std::uint8_t> passengers, payment;
+  array_ref<const std::uint16_t> pickup_zone, dropoff_zone;
+};
+
+/// Evaluates one query over rows [0, rows): per row, the predicates in order, each column read
+/// only if the ones before passed; groups counted with atomics.
+struct query_kernel {
+  taxi_views c;
+  std::uint32_t query;
+  std::uint64_t rows;
+  std::uint64_t* counts;  // per group
+  std::uint64_t* sums;    // per group
+  std::uint32_t* failed;  // set when a read failed (the arrays' records say which)
+
+  template <class T>
+  BAM_HD static bool get(const array_ref<const T>& a, std::uint64_t i, T& v, bool& ok) {
+    if (a.try_read(i, v).ok()) return true;
+    ok = false;
+    return false;
+  }
+
+  /// Whether row i passes; its group and value when it does. `ok` false: a read failed.
+  BAM_HD bool row(std::uint64_t i, std::uint64_t& key, std::uint64_t& value, bool& ok) const {
+    std::uint32_t d = 0, fare = 0, tip = 0, when = 0;
+    std::uint8_t pass = 0, pay = 0;
+    std::uint16_t zone = 0, drop = 0;
+    switch (query) {
+      case 0:
+        if (!get(c.fare_cents, i, fare, ok)) return false;
+        value = fare;
+        return true;
+      case 1:
+        if (!get(c.payment, i, pay, ok) || pay != 1) return false;
+        if (!get(c.tip_cents, i, tip, ok)) return false;
+        value = tip;
+        return true;
+      case 2:
+        if (!get(c.distance_m, i, d, ok) || d <= 20000) return false;
+        if (!get(c.fare_cents, i, fare, ok)) return false;
+        value = fare;
+        return true;
+      case 3:
+        if (!get(c.distance_m, i, d, ok) || d <= 20000) return false;
+        if (!get(c.passengers, i, pass, ok) || pass < 3) return false;
+        if (!get(c.pickup_zone, i, zone, ok) || !get(c.fare_cents, i, fare, ok)) return false;
+        key = zone;
+        value = fare;
+        return true;
+      case 4:
+        if (!get(c.distance_m, i, d, ok) || d <= 20000) return false;
+        if (!get(c.payment, i, pay, ok) || pay != 1) return false;
+        if (!get(c.pickup_zone, i, zone, ok) || !get(c.dropoff_zone, i, drop, ok)) return false;
+        if (drop == zone) return false;
+        if (!get(c.pickup_s, i, when, ok) || !get(c.tip_cents, i, tip, ok)) return false;
+        key = when / 3600 % 24;
+        value = tip;
+        return true;
+      default:
+        if (!get(c.distance_m, i, d, ok) || d <= 30000) return false;
+        if (!get(c.passengers, i, pass, ok) || pass < 4) return false;
+        if (!get(c.payment, i, pay, ok) || pay != 1) return false;
+        if (!get(c.fare_cents, i, fare, ok) || !get(c.tip_cents, i, tip, ok)) return false;
+        if (std::uint64_t{tip} * 5 <= fare) return false;
+        if (!get(c.pickup_zone, i, zone, ok)) return false;
+        key = zone;
+        value = tip;
+        return true;
+    }
+  }
+
+  BAM_HD void operator()(thread_index t) const {
+    for (std::uint64_t i = t.id; i < rows; i += t.count) {
+      std::uint64_t key = 0, value = 0;
+      bool ok = true;
+      const bool take = row(i, key, value, ok);
+      // relaxed: totals and a flag the host reads after the launch has finished.
+      if (!ok) atomic_ref<std::uint32_t>(*failed).store(1u, order::relaxed);
+      if (!take) continue;
+      atomic_ref<std::uint64_t>(counts[key]).fetch_add(1, order::relaxed);
+      atomic_ref<std::uint64_t>(sums[key]).fetch_add(value, order::relaxed);
+    }
+  }
+};
+
+struct query_options {
+  std::string table;
+  std::string query = "q0";
+  std::string json;
+  storage_options storage;
+};
+
+/// The table's column files and their common row count; throws bam::input_error naming a
+/// missing or short column.
+std::vector<std::string> column_files(const std::string& dir, std::uint64_t& rows) {
+  std::vector<std::string> paths;
+  rows = ~std::uint64_t{0};
+  for (const taxi_column& c : taxi_columns) {
+    paths.push_back((std::filesystem::path(dir) / (std::string(c.name) + ".bin")).string());
+    std::error_code ec;
+    const std::uint64_t bytes = std::filesystem::file_size(paths.back(), ec);
+    if (ec) throw input_error("--table '" + dir + "': no column file '" + paths.back() + "'");
+    if (bytes % c.bytes != 0) {
+      throw input_error("'" + paths.back() + "' is not a whole number of " +
+                        std::to_string(c.bytes) + "-byte values");
+    }
+    rows = std::min(rows, bytes / c.bytes);
+  }
+  return paths;
+}
+
+void run_query(const query_options& o) {
+  o.storage.validate();
+  const auto query = static_cast<std::uint32_t>(o.query[1] - '0');
+  std::uint64_t rows = 0;
+  const std::vector<std::string> paths = column_files(o.table, rows);
+  const bool gpu = o.storage.use_gpu();
+  const std::uint64_t align = std::max<std::uint64_t>(o.storage.line_bytes, 65536);
+
+  // Every backend but file: the columns side by side in one image, each line-aligned.
+  std::vector<std::uint64_t> offsets;
+  std::uint64_t needed = 0;
+  std::uint64_t total = 0;
+  for (const taxi_column& c : taxi_columns) {
+    offsets.push_back(total);
+    total += (rows * c.bytes + align - 1) / align * align;
+    needed += rows * c.bytes;
+  }
+  const auto began = std::chrono::steady_clock::now();
+  std::shared_ptr<backing_store> image;
+  if (!o.storage.on_files()) {
+    image = backing_store::in_memory(std::max<std::uint64_t>(total, align),
+                                     gpu ? memory_kind::pinned : memory_kind::host);
+    for (std::size_t k = 0; k < paths.size(); ++k) {
+      std::FILE* f = std::fopen(paths[k].c_str(), "rb");
+      const std::uint64_t bytes = rows * taxi_columns[k].bytes;
+      if (f == nullptr || std::fread(image->data() + offsets[k], 1, bytes, f) != bytes) {
+        if (f) std::fclose(f);
+        throw input_error("cannot read '" + paths[k] + "'");
+      }
+      std::fclose(f);
+    }
+  }
+  const std::uint64_t default_cache = std::max<std::uint64_t>(needed / 8, 1 << 20);
+  data_path path = image ? data_path::open(o.storage, image, default_cache)
+                         : data_path::open_files(o.storage, {paths[0]}, false, default_cache);
+  // --backend file: the first column is the path's set; each other column a file set of its
+  // own (one I/O thread each), attached to the same runtime.
+  std::vector<std::unique_ptr<file_storage>> more;
+  if (o.storage.on_files()) {
+    for (std::size_t k = 1; k < paths.size(); ++k) {
+      file_storage_config fc = o.storage.files({paths[k]}, false);
+      fc.io_threads = 1;
+      more.push_back(std::make_unique<file_storage>(fc, path.runtime.get()));
+      if (!gpu) more.back()->start();
+    }
+  }
+  const std::uint32_t groups = query_groups(query);
+  shared_buffer counts(gpu, groups * 8);
+  shared_buffer sums(gpu, groups * 8);
+  shared_buffer failed(gpu, 8);
+  cache_stats stats;
+  double seconds = 0;
+  std::string errors;
+  {
+    auto set_of = [&](std::size_t k) {
+      if (k == 0 || !o.storage.on_files()) return *path.devices();
+      return more[k - 1]->ref();
+    };
+    auto offset_of = [&](std::size_t k) { return o.storage.on_files() ? 0 : offsets[k]; };
+    auto make = [&]<class T>(std::size_t k, T*) {
+      if (!path.cache) {
+        return array<const T>::over_memory(
+            reinterpret_cast<T*>(path.memory_data() + offsets[k]), rows,
+            !path.device_image.data(), taxi_columns[k].name);
+      }
+      return array<const T>(
+          *path.cache, set_of(k),
+          {.offset_bytes = offset_of(k), .count = rows, .name = taxi_columns[k].name});
+    };
+    array<const std::uint32_t> pickup_s = make(0, static_cast<std::uint32_t*>(nullptr));
+    array<const std::uint32_t> distance_m = make(1, static_cast<std::uint32_t*>(nullptr));
+    array<const std::uint32_t> fare_cents = make(2, static_cast<std::uint32_t*>(nullptr));
+    array<const std::uint32_t> tip_cents = make(3, static_cast<std::uint32_t*>(nullptr));
+    array<const std::uint8_t> passengers = make(4, static_cast<std::uint8_t*>(nullptr));
+    array<const std::uint8_t> payment = make(5, static_cast<std::uint8_t*>(nullptr));
+    array<const std::uint16_t> pickup_zone = make(6, static_cast<std::uint16_t*>(nullptr));
+    array<const std::uint16_t> dropoff_zone = make(7, static_cast<std::uint16_t*>(nullptr));
+    const std::uint32_t block = 256;
+    const auto grid = static_cast<std::uint32_t>(
+        std::clamp<std::uint64_t>((rows + block - 1) / block, 1, gpu ? 132 * 8 : 1024));
+    const query_kernel k{
+        {pickup_s.ref_for_launch(grid, block), distance_m.ref_for_launch(grid, block),
+         fare_cents.ref_for_launch(grid, block), tip_cents.ref_for_launch(grid, block),
+         passengers.ref_for_launch(grid, block), payment.ref_for_launch(grid, block),
+         pickup_zone.ref_for_launch(grid, block), dropoff_zone.ref_for_launch(grid, block)},
+        query,
+        rows,
+        counts.as<std::uint64_t>(),
+        sums.as<std::uint64_t>(),
+        failed.as<std::uint32_t>()};
+    const auto start = std::chrono::steady_clock::now();
+    if (!gpu) {
+      path.start();
+      launch(*path.stream, grid, block, k);
+      path.stream->synchronize();
+    } else {
+#if defined(BAM_HAVE_CUDA)
+      gpu_runtime& rt = *path.runtime;
+      rt.preload({kernel_function<query_kernel>()});
+      rt.warm_up([](stream_handle s) { warm_up_launch<query_kernel>(s); });
+      path.start();
+      launch(rt.stream(), grid, block, k);
+      rt.synchronize(rt.stream(), 0, "the query kernel");
+      rt.stop();
+#endif
+    }
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (const auto* a : {&pickup_s, &distance_m, &fare_cents, &tip_cents}) {
+      stats += a->stats();
+      try {
+        a->check();
+      } catch (const error& e) {
+        if (errors.empty()) errors = e.what();
+      }
+    }
+    for (const auto* a : {&passengers, &payment}) stats += a->stats();
+    for (const auto* a : {&pickup_zone, &dropoff_zone}) stats += a->stats();
+    for (const auto* a : {&passengers, &payment}) {
+      try {
+        a->check();
+      } catch (const error& e) {
+        if (errors.empty()) errors = e.what();
+      }
+    }
+    for (const auto* a : {&pickup_zone, &dropoff_zone}) {
+      try {
+        a->check();
+      } catch (const error& e) {
+        if (errors.empty()) errors = e.what();
+      }
+    }
+  }
+  for (auto& m : more) m->stop();
+  if (*failed.as<std::uint32_t>() != 0 || !errors.empty()) {
+    throw error("bam query: reads failed; no answer printed. First error: " + errors);
+  }
+  std::vector<query_group> answer;
+  for (std::uint32_t g = 0; g < groups; ++g) {
+    answer.push_back({g, counts.as<std::uint64_t>()[g], sums.as<std::uint64_t>()[g]});
+  }
+  std::fputs(format_answer(query, answer).c_str(), stdout);
+  std::fflush(stdout);
+  const double all =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  std::fprintf(stderr,
+               "# %s over %" PRIu64
+               " rows of '%s' in %.3f s (%.2f s in all) via %s on the %s; "
+               "%s moved for %s of columns (%.3f of them); %" PRIu64 " I/O commands\n",
+               o.query.c_str(), rows, o.table.c_str(), seconds, all, o.storage.backend.c_str(),
+               path.where().c_str(), format_bytes(static_cast<double>(stats.bytes_moved)).c_str(),
+               format_bytes(static_cast<double>(needed)).c_str(),
+               needed ? static_cast<double>(stats.bytes_moved) / static_cast<double>(needed) : 0.0,
+               stats.io_commands());
+  if (!o.json.empty()) {
+    json_writer j;
+    j.begin_object().field("command", std::string("query")).key("machine");
+    write_json(j, read_machine_info());
+    j.field("query", o.query)
+        .field("rows", rows)
+        .field("backend", o.storage.backend)
+        .field("where", path.where())
+        .field("seconds", seconds)
+        .field("column_bytes", needed)
+        .field("bytes_moved", stats.bytes_moved)
+        .field("io_commands", stats.io_commands())
+        .field("cache_bytes",
+               path.cache ? std::uint64_t{path.cache->lines()} * path.cache->config().line_bytes
+                          : std::uint64_t{0})
+        .end_object();
+    j.save(o.json);
+  }
+}
+
+}  // namespace
+
+void add_table_commands(CLI::App& app) {
+  CLI::App* table = app.add_subcommand("table", "The synthetic taxi-trip table (bam query)");
+  table->require_subcommand(1);
+  struct gen_options {
+    std::uint64_t rows = 1'000'000;
+    std::uint64_t seed = 1;
+    std::string out;
+  };
+  auto g = std::make_shared<gen_options>();
+  CLI::App* gen = table->add_subcommand(
+      "gen", "Write a taxi-trip table: one little-endian file per column, DIR/<column>.bin");
+  gen->add_option("--rows", g->rows, "Rows")->transform(size_transformer())->capture_default_str();
+  gen->add_option("--seed", g->seed, "Seed (the same seed, the same table)")
+      ->transform(whole_number())
+      ->capture_default_str();
+  gen->add_option("--out", g->out, "Folder of the column files (made if missing)")->required();
+  gen->callback([g] {
+    generate_taxi_table(g->out, g->rows, g->seed);
+    std::fprintf(stderr, "# wrote %" PRIu64 " rows of 8 columns into '%s'\n", g->rows,
+                 g->out.c_str());
+  });
+
+  auto o = std::make_shared<query_options>();
+  CLI::App* q = app.add_subcommand(
+      "query",
+      "Evaluate q0..q5 over a taxi-trip table, reading a row's columns only as its predicates "
+      "pass (docs/analytics.md); groups on standard output");
+  q->add_option("--table", o->table, "Folder written by bam table gen")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  q->add_option("--query", o->query, "q0 .. q5")
+      ->check(CLI::IsMember({"q0", "q1", "q2", "q3", "q4", "q5"}))
+      ->capture_default_str();
+  o->storage.add_to(*q);
+  add_json_option(*q, o->json);
+  q->callback([o] { run_query(*o); });
+}
+
+}  // namespace bam::tools
