@@ -179,20 +179,9 @@ phase_result ceiling(const file_bench_options& o, const block_picker& pick, bool
   return r;
 }
 
-file_storage_config disk_config(const file_bench_options& o) {
-  file_storage_config c;
-  c.paths = {o.file};
-  c.engine = o.io_engine == "psync" ? io_engine_kind::psync : io_engine_kind::io_uring;
-  c.io_threads = o.io_threads;
-  c.io_depth = o.depth;
-  c.queues_per_device = std::max<std::uint32_t>(8, o.io_threads);
-  c.queue_depth = std::max<std::uint32_t>(256, 2 * o.depth * o.io_threads);
-  return c;
-}
-
 // 2. Kernel threads (CPU workers here), one command in flight each, through the queues.
 phase_result raw(const file_bench_options& o, const block_picker& pick, bool patterned) {
-  file_storage disk(disk_config(o));
+  file_storage disk(file_bench_disk(o, false));
   disk.start();
   const device_set_ref set = disk.ref();
   const std::uint64_t threads = std::uint64_t{o.io_threads} * o.depth;
@@ -221,7 +210,7 @@ phase_result raw(const file_bench_options& o, const block_picker& pick, bool pat
 // 3. Kernel threads reading one 8-byte element of a picked line through the cache.
 phase_result cached(const file_bench_options& o, const block_picker& pick, bool patterned,
                     std::uint64_t bytes) {
-  file_storage disk(disk_config(o));
+  file_storage disk(file_bench_disk(o, false));
   disk.start();
   const std::uint64_t threads = std::uint64_t{o.io_threads} * o.depth;
   host_stream stream(static_cast<unsigned>(threads));
@@ -252,6 +241,19 @@ phase_result cached(const file_bench_options& o, const block_picker& pick, bool 
 }
 
 }  // namespace
+
+file_storage_config file_bench_disk(const file_bench_options& o, bool gpu) {
+  file_storage_config c;
+  c.paths = {o.file};
+  c.engine = o.io_engine == "psync" ? io_engine_kind::psync : io_engine_kind::io_uring;
+  c.io_threads = o.io_threads;
+  c.io_depth = o.depth;
+  c.queues_per_device = std::max<std::uint32_t>(8, o.io_threads);
+  c.queue_depth = std::max<std::uint32_t>(256, 2 * o.depth * o.io_threads);
+  if (gpu) c.max_transfer_bytes = 256u << 10;
+  c.gpu = gpu;
+  return c;
+}
 
 void run_file_bench(const file_bench_options& o) {
   if (o.block != 512 && o.block != 4096) throw input_error("--block must be 512 or 4K");

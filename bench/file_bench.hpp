@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include <bam/storage/file_storage.hpp>
+
 namespace bam::bench {
 
 struct file_bench_options {
@@ -51,6 +53,10 @@ struct file_phase {
 };
 
 struct block_picker;
+
+/// The file backend both targets read through: the bench's engine, threads and depth; on a
+/// GPU every command staged through a pinned buffer of at most 256 KiB.
+file_storage_config file_bench_disk(const file_bench_options& o, bool gpu);
 
 /// Phases 2 and 3 with GPU threads (file_bench_gpu.cu; throws bam::input_error without CUDA).
 std::vector<file_phase> run_file_phases_gpu(const file_bench_options& o, const block_picker& pick,

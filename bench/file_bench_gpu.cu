@@ -16,19 +16,6 @@ namespace bam::bench {
 
 namespace {
 
-file_storage_config gpu_disk_config(const file_bench_options& o) {
-  file_storage_config c;
-  c.paths = {o.file};
-  c.engine = o.io_engine == "psync" ? io_engine_kind::psync : io_engine_kind::io_uring;
-  c.io_threads = o.io_threads;
-  c.io_depth = o.depth;
-  c.queues_per_device = std::max<std::uint32_t>(8, o.io_threads);
-  c.queue_depth = std::max<std::uint32_t>(256, 2 * o.depth * o.io_threads);
-  c.max_transfer_bytes = 256u << 10;
-  c.gpu = true;
-  return c;
-}
-
 runtime_config plain_runtime() {
   runtime_config c;
   c.quiet = true;
@@ -55,6 +42,18 @@ std::pair<read_counts, double> run(gpu_runtime& rt, Kernel kernel, device_memory
   return {*out.as<read_counts>(), s};
 }
 
+file_phase phase_of(const char* name, const read_counts& c, double seconds,
+                    const file_storage& disk) {
+  file_phase p;
+  p.name = name;
+  p.commands = c.completed;
+  p.failed = c.failed;
+  p.wrong = c.wrong;
+  p.seconds = seconds;
+  p.cpu_seconds = disk.io_stats().cpu_seconds;
+  return p;
+}
+
 }  // namespace
 
 std::vector<file_phase> run_file_phases_gpu(const file_bench_options& o, const block_picker& pick,
@@ -65,7 +64,7 @@ std::vector<file_phase> run_file_phases_gpu(const file_bench_options& o, const b
   {
     gpu_runtime rt(plain_runtime());
     if (!rt.gpu()) throw input_error("bam bench file --target gpu: " + rt.message());
-    file_storage disk(gpu_disk_config(o), &rt);
+    file_storage disk(file_bench_disk(o, true), &rt);
     device_memory buffers(threads * o.block);
     device_memory counts(sizeof(read_counts));
     rt.preload({kernel_function<raw_block_reader>()});
@@ -75,18 +74,11 @@ std::vector<file_phase> run_file_phases_gpu(const file_bench_options& o, const b
                        nullptr};
     const auto [c, s] = run(rt, k, counts, threads, o.seconds);
     rt.stop();
-    file_phase p;
-    p.name = "bam queues, raw commands (GPU threads)";
-    p.commands = c.completed;
-    p.failed = c.failed;
-    p.wrong = c.wrong;
-    p.seconds = s;
-    p.cpu_seconds = disk.io_stats().cpu_seconds;
-    phases.push_back(p);
+    phases.push_back(phase_of("bam queues, raw commands (GPU threads)", c, s, disk));
   }
   {
     gpu_runtime rt(plain_runtime());
-    file_storage disk(gpu_disk_config(o), &rt);
+    file_storage disk(file_bench_disk(o, true), &rt);
     page_cache cache({.line_bytes = o.block, .capacity_bytes = o.cache_bytes}, rt);
     array<const std::uint64_t> a(cache, disk.ref(), {.count = bytes / 8, .name = o.file});
     device_memory counts(sizeof(read_counts));
@@ -100,14 +92,7 @@ std::vector<file_phase> run_file_phases_gpu(const file_bench_options& o, const b
     const auto [c, s] = run(rt, k, counts, threads, o.seconds);
     rt.stop();
     a.check();
-    file_phase p;
-    p.name = "bam array, one element per line (GPU threads)";
-    p.commands = c.completed;
-    p.failed = c.failed;
-    p.wrong = c.wrong;
-    p.seconds = s;
-    p.cpu_seconds = disk.io_stats().cpu_seconds;
-    phases.push_back(p);
+    phases.push_back(phase_of("bam array, one element per line (GPU threads)", c, s, disk));
   }
   return phases;
 }

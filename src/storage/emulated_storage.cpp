@@ -10,35 +10,24 @@
 #include "runtime/memory.hpp"
 #include "storage/cpu/cpu_controller.hpp"
 #include "storage/gpu/gpu_controller.hpp"
+#include "storage/queue_shape.hpp"
 
 namespace bam {
 
 namespace {
 
-bool power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
-
 void check(const storage_config& c) {
+  storage_detail::check_queue_shape({.devices = c.devices,
+                                     .queues_per_device = c.queues_per_device,
+                                     .queue_depth = c.queue_depth,
+                                     .block_bytes = c.block_bytes,
+                                     .stripe_bytes = c.stripe_bytes,
+                                     .striped = !c.replicated && c.devices > 1,
+                                     .max_transfer_bytes = c.max_transfer_bytes,
+                                     .timeout_ns = c.timeout_ns,
+                                     .wait_sleep_ns = c.wait_sleep_ns},
+                                    "storage configuration");
   auto bad = [](const std::string& what) { throw input_error("storage configuration: " + what); };
-  if (c.devices == 0 || c.devices > 1024)
-    bad("devices must be 1..1024, got " + std::to_string(c.devices));
-  if (c.queues_per_device == 0 || c.queues_per_device > 65535) {
-    bad("queues per device must be 1..65535, got " + std::to_string(c.queues_per_device));
-  }
-  if (c.queue_depth < 2 || c.queue_depth > max_queue_depth) {
-    bad("queue depth must be 2..65535, got " + std::to_string(c.queue_depth));
-  }
-  if (c.block_bytes != 512 && c.block_bytes != 4096) {
-    bad("block size must be 512 or 4096, got " + std::to_string(c.block_bytes));
-  }
-  if (!c.replicated && c.devices > 1 &&
-      (c.stripe_bytes == 0 || c.stripe_bytes % c.block_bytes != 0)) {
-    bad("stripe unit must be a multiple of the block size, got " + std::to_string(c.stripe_bytes));
-  }
-  if (!power_of_two(c.max_transfer_bytes) || c.max_transfer_bytes < c.block_bytes) {
-    bad("max transfer must be a power of two of at least one block");
-  }
-  if (c.timeout_ns == 0) bad("timeout must be positive");
-  if (c.wait_sleep_ns > max_sleep_ns) bad("wait sleep must be at most 1 ms (nanosleep's limit)");
   if (c.controller.idle_sleep_ns > max_sleep_ns) {
     bad("controller idle sleep must be at most 1 ms (nanosleep's limit)");
   }

@@ -10,6 +10,7 @@
 #include "runtime/memory.hpp"
 #include "storage/file/file_server.hpp"
 #include "storage/file/file_set.hpp"
+#include "storage/queue_shape.hpp"
 
 namespace bam {
 
@@ -18,28 +19,20 @@ namespace {
 void check(const file_storage_config& c, const gpu_runtime* rt) {
   auto bad = [](const std::string& what) { throw input_error("file storage: " + what); };
   if (c.paths.empty()) bad("no files given");
-  if (c.paths.size() > 1024) bad("at most 1024 files, got " + std::to_string(c.paths.size()));
   if (c.io_threads == 0 || c.io_threads > 64)
     bad("I/O threads must be 1..64, got " + std::to_string(c.io_threads));
   if (c.io_depth == 0 || c.io_depth > 4096)
     bad("I/O depth must be 1..4096, got " + std::to_string(c.io_depth));
-  if (c.queues_per_device == 0 || c.queues_per_device > 65535) {
-    bad("queues per device must be 1..65535, got " + std::to_string(c.queues_per_device));
-  }
-  if (c.queue_depth < 2 || c.queue_depth > max_queue_depth) {
-    bad("queue depth must be 2..65535, got " + std::to_string(c.queue_depth));
-  }
-  if (c.block_bytes != 512 && c.block_bytes != 4096) {
-    bad("block size must be 512 or 4096, got " + std::to_string(c.block_bytes));
-  }
-  if (c.paths.size() > 1 && (c.stripe_bytes == 0 || c.stripe_bytes % c.block_bytes != 0)) {
-    bad("stripe unit must be a multiple of the block size, got " + std::to_string(c.stripe_bytes));
-  }
-  if (c.max_transfer_bytes < c.block_bytes || (c.max_transfer_bytes & (c.max_transfer_bytes - 1))) {
-    bad("max transfer must be a power of two of at least one block");
-  }
-  if (c.timeout_ns == 0) bad("timeout must be positive");
-  if (c.wait_sleep_ns > max_sleep_ns) bad("wait sleep must be at most 1 ms");
+  storage_detail::check_queue_shape({.devices = static_cast<std::uint32_t>(c.paths.size()),
+                                     .queues_per_device = c.queues_per_device,
+                                     .queue_depth = c.queue_depth,
+                                     .block_bytes = c.block_bytes,
+                                     .stripe_bytes = c.stripe_bytes,
+                                     .striped = c.paths.size() > 1,
+                                     .max_transfer_bytes = c.max_transfer_bytes,
+                                     .timeout_ns = c.timeout_ns,
+                                     .wait_sleep_ns = c.wait_sleep_ns},
+                                    "file storage");
   if (c.gpu) {
     if (rt == nullptr) bad("kernels on a GPU need a bam::gpu_runtime");
     if (!rt->gpu()) bad("kernels on a GPU need a GPU: " + rt->message());
