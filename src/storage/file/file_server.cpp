@@ -163,7 +163,8 @@ void file_server::stop() {
 }
 
 double file_server::cpu_seconds() const {
-  return static_cast<double>(cpu_ns_.load(std::memory_order_relaxed)) * 1e-9;
+  return static_cast<double>(cpu_ns_.load(std::memory_order_relaxed)) * 1e-9 +
+         engine_->worker_cpu_seconds();
 }
 
 std::string file_server::failure() const {

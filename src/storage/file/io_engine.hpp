@@ -43,6 +43,8 @@ class io_engine {
   virtual std::uint32_t reap(std::vector<io_result>& out, std::uint64_t wait_ns) = 0;
   /// "io_uring" or "psync".
   [[nodiscard]] virtual const char* name() const = 0;
+  /// CPU seconds of threads the engine runs besides its caller's (psync's workers).
+  [[nodiscard]] virtual double worker_cpu_seconds() const { return 0; }
 };
 
 /// An io_uring engine of `depth` entries, or null with the reason in `why` when the kernel or

@@ -2,10 +2,13 @@
 // do (no io_uring needed); its depth is its thread count.
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <ctime>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -14,6 +17,13 @@
 namespace bam::file_io {
 
 namespace {
+
+std::uint64_t thread_cpu_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000ull +
+         static_cast<std::uint64_t>(t.tv_nsec);
+}
 
 std::int64_t run(const io_request& r) {
   for (;;) {
@@ -36,8 +46,9 @@ std::int64_t run(const io_request& r) {
 
 class psync_engine final : public io_engine {
  public:
-  psync_engine(std::uint32_t depth, std::uint32_t threads) : depth_(depth) {
-    for (std::uint32_t t = 0; t < threads; ++t) workers_.emplace_back([this] { work(); });
+  psync_engine(std::uint32_t depth, std::uint32_t threads)
+      : depth_(depth), cpu_ns_(std::make_unique<std::atomic<std::uint64_t>[]>(threads)) {
+    for (std::uint32_t t = 0; t < threads; ++t) workers_.emplace_back([this, t] { work(t); });
   }
   ~psync_engine() override {
     {
@@ -52,6 +63,13 @@ class psync_engine final : public io_engine {
 
   std::uint32_t depth() const override { return depth_; }
   const char* name() const override { return "psync"; }
+  double worker_cpu_seconds() const override {
+    std::uint64_t ns = 0;
+    for (std::size_t t = 0; t < workers_.size(); ++t) {
+      ns += cpu_ns_[t].load(std::memory_order_relaxed);  // relaxed: a statistic
+    }
+    return static_cast<double>(ns) * 1e-9;
+  }
 
   void submit(const io_request& r) override {
     {
@@ -75,7 +93,8 @@ class psync_engine final : public io_engine {
   }
 
  private:
-  void work() {
+  void work(std::uint32_t t) {
+    const std::uint64_t began = thread_cpu_ns();
     std::unique_lock lock(mutex_);
     for (;;) {
       ready_.wait(lock, [this] { return stop_ || !todo_.empty(); });
@@ -84,6 +103,8 @@ class psync_engine final : public io_engine {
       todo_.pop_front();
       lock.unlock();
       const io_result result{r.tag, run(r)};
+      // relaxed: a statistic, read by another thread at any time.
+      cpu_ns_[t].store(thread_cpu_ns() - began, std::memory_order_relaxed);
       lock.lock();
       done_.push_back(result);
       finished_.notify_one();
@@ -96,6 +117,7 @@ class psync_engine final : public io_engine {
   std::condition_variable finished_;
   std::deque<io_request> todo_;
   std::vector<io_result> done_;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> cpu_ns_;  // per worker
   std::vector<std::thread> workers_;
   bool stop_ = false;
 };
