@@ -11,6 +11,7 @@
 #include "storage/cpu/cpu_controller.hpp"
 #include "storage/gpu/gpu_controller.hpp"
 #include "storage/queue_shape.hpp"
+#include "storage/queue_watch.hpp"
 
 namespace bam {
 
@@ -316,14 +317,7 @@ storage_stats emulated_storage::stats() const {
     s.queues.assign(out, out + m.queues.size());
   } else {
     // Drainers and tail winners store these words while submitters run: read them atomically.
-    for (const queue_pair_ref& q : m.queues) {
-      queue_counters& c = q.control()->counters;
-      auto read = [](std::uint64_t& word) {
-        return atomic_ref<std::uint64_t>(word).load(order::relaxed);  // relaxed: a snapshot
-      };
-      s.queues.push_back({read(c.sq_doorbells), read(c.submitted), read(c.cq_doorbells),
-                          read(c.drained), read(c.late_completions), read(c.bad_completions)});
-    }
+    for (const queue_pair_ref& q : m.queues) s.queues.push_back(storage_detail::read_counters(q));
   }
   return s;
 }

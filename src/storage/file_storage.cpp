@@ -11,6 +11,7 @@
 #include "storage/file/file_server.hpp"
 #include "storage/file/file_set.hpp"
 #include "storage/queue_shape.hpp"
+#include "storage/queue_watch.hpp"
 
 namespace bam {
 
@@ -89,20 +90,9 @@ struct file_storage::impl final : controller_service {
     std::vector<std::string> out;
     const std::uint64_t now = now_ns();
     for (const auto& q : served) {
-      std::uint64_t oldest = 0;
-      std::uint32_t oldest_cid = 0;
-      for (std::uint32_t c = 0; c < q->ref.depth(); ++c) {
-        const std::uint64_t t = q->fetched_at[c].load(std::memory_order_relaxed);
-        if (t != 0 && (oldest == 0 || t < oldest)) {
-          oldest = t;
-          oldest_cid = c;
-        }
-      }
-      if (oldest != 0 && now > oldest && now - oldest > age_ns) {
-        out.push_back("file '" + config.paths[q->device] + "' queue " +
-                      std::to_string(q->ref.id()) + ": command id " + std::to_string(oldest_cid) +
-                      " outstanding for " + std::to_string((now - oldest) / 1'000'000) + " ms");
-      }
+      std::string line = storage_detail::stuck_line("file '" + config.paths[q->device] + "'",
+                                                    q->ref, q->fetched_at.get(), now, age_ns);
+      if (!line.empty()) out.push_back(std::move(line));
     }
     return out;
   }
@@ -263,14 +253,8 @@ storage_stats file_storage::stats() const {
     ds.invalid = r(c.invalid);
     s.devices.push_back(ds);
   }
-  for (const queue_pair_ref& q : m.queues) {
-    queue_counters& c = q.control()->counters;
-    auto read = [](std::uint64_t& word) {
-      return atomic_ref<std::uint64_t>(word).load(order::relaxed);  // relaxed: a snapshot
-    };
-    s.queues.push_back({read(c.sq_doorbells), read(c.submitted), read(c.cq_doorbells),
-                        read(c.drained), read(c.late_completions), read(c.bad_completions)});
-  }
+  // Drainers and tail winners store these words while submitters run.
+  for (const queue_pair_ref& q : m.queues) s.queues.push_back(storage_detail::read_counters(q));
   return s;
 }
 

@@ -207,9 +207,8 @@ void run_query(const query_options& o) {
     auto offset_of = [&](std::size_t k) { return o.storage.on_files() ? 0 : offsets[k]; };
     auto make = [&]<class T>(std::size_t k, T*) {
       if (!path.cache) {
-        return array<const T>::over_memory(
-            reinterpret_cast<T*>(path.memory_data() + offsets[k]), rows,
-            !path.device_image.data(), taxi_columns[k].name);
+        return array<const T>::over_memory(reinterpret_cast<T*>(path.memory_data() + offsets[k]),
+                                           rows, !path.device_image.data(), taxi_columns[k].name);
       }
       return array<const T>(
           *path.cache, set_of(k),
@@ -253,30 +252,23 @@ void run_query(const query_options& o) {
 #endif
     }
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    for (const auto* a : {&pickup_s, &distance_m, &fare_cents, &tip_cents}) {
-      stats += a->stats();
+    // Every column's statistics, and the first error any of them recorded.
+    auto account = [&](const auto& a) {
+      stats += a.stats();
       try {
-        a->check();
+        a.check();
       } catch (const error& e) {
         if (errors.empty()) errors = e.what();
       }
-    }
-    for (const auto* a : {&passengers, &payment}) stats += a->stats();
-    for (const auto* a : {&pickup_zone, &dropoff_zone}) stats += a->stats();
-    for (const auto* a : {&passengers, &payment}) {
-      try {
-        a->check();
-      } catch (const error& e) {
-        if (errors.empty()) errors = e.what();
-      }
-    }
-    for (const auto* a : {&pickup_zone, &dropoff_zone}) {
-      try {
-        a->check();
-      } catch (const error& e) {
-        if (errors.empty()) errors = e.what();
-      }
-    }
+    };
+    account(pickup_s);
+    account(distance_m);
+    account(fare_cents);
+    account(tip_cents);
+    account(passengers);
+    account(payment);
+    account(pickup_zone);
+    account(dropoff_zone);
   }
   for (auto& m : more) m->stop();
   if (*failed.as<std::uint32_t>() != 0 || !errors.empty()) {

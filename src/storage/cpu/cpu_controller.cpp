@@ -7,6 +7,8 @@
 #include <bam/error.hpp>
 #include <bam/platform/clock.hpp>
 
+#include "storage/queue_watch.hpp"
+
 namespace bam::emulated {
 
 struct cpu_controller::pending {
@@ -241,21 +243,9 @@ std::vector<std::string> cpu_controller::stuck_queues(std::uint64_t age_ns) cons
   for (std::uint32_t d = 0; d < devices_.size(); ++d) {
     for (std::uint32_t qi = 0; qi < devices_[d]->queues.size(); ++qi) {
       const queue_state& q = devices_[d]->queues[qi];
-      std::uint64_t oldest = 0;
-      std::uint32_t oldest_cid = 0;
-      for (std::uint32_t c = 0; c < q.ref.depth(); ++c) {
-        const std::uint64_t t = q.fetched_at[c].load(std::memory_order_relaxed);
-        if (t != 0 && (oldest == 0 || t < oldest)) {
-          oldest = t;
-          oldest_cid = c;
-        }
-      }
-      // A pass that began after our clock read may have stamped a later time than `now`.
-      if (oldest != 0 && now > oldest && now - oldest > age_ns) {
-        out.push_back("device " + std::to_string(d) + " queue " + std::to_string(q.ref.id()) +
-                      ": command id " + std::to_string(oldest_cid) + " outstanding for " +
-                      std::to_string((now - oldest) / 1'000'000) + " ms");
-      }
+      std::string line = storage_detail::stuck_line("device " + std::to_string(d), q.ref,
+                                                    q.fetched_at.get(), now, age_ns);
+      if (!line.empty()) out.push_back(std::move(line));
     }
   }
   return out;

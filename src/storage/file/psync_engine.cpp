@@ -12,18 +12,12 @@
 #include <mutex>
 #include <thread>
 
+#include "runtime/thread_cpu_time.hpp"
 #include "storage/file/io_engine.hpp"
 
 namespace bam::file_io {
 
 namespace {
-
-std::uint64_t thread_cpu_ns() {
-  timespec t{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000ull +
-         static_cast<std::uint64_t>(t.tv_nsec);
-}
 
 std::int64_t run(const io_request& r) {
   for (;;) {
@@ -94,7 +88,7 @@ class psync_engine final : public io_engine {
 
  private:
   void work(std::uint32_t t) {
-    const std::uint64_t began = thread_cpu_ns();
+    const std::uint64_t began = runtime::thread_cpu_ns();
     std::unique_lock lock(mutex_);
     for (;;) {
       ready_.wait(lock, [this] { return stop_ || !todo_.empty(); });
@@ -104,7 +98,7 @@ class psync_engine final : public io_engine {
       lock.unlock();
       const io_result result{r.tag, run(r)};
       // relaxed: a statistic, read by another thread at any time.
-      cpu_ns_[t].store(thread_cpu_ns() - began, std::memory_order_relaxed);
+      cpu_ns_[t].store(runtime::thread_cpu_ns() - began, std::memory_order_relaxed);
       lock.lock();
       done_.push_back(result);
       finished_.notify_one();
