@@ -29,20 +29,17 @@
 #include "common/machine_info.hpp"
 #include "common/sizes.hpp"
 #include "file_bench_kernels.hpp"
+#include "runtime/thread_cpu_time.hpp"
 #include "storage/file/io_engine.hpp"
 
 namespace bam::bench {
 
 namespace {
 
-std::uint64_t thread_cpu_ns() {
-  timespec t{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000ull +
-         static_cast<std::uint64_t>(t.tv_nsec);
-}
-
 using phase_result = file_phase;
+
+/// How long the ceiling's threads wait for their last reads once the phase has ended.
+constexpr std::uint64_t drain_bound_ns = 30'000'000'000ull;
 
 /// Counters the ceiling's threads add to (relaxed: read after they have all finished).
 struct tally {
@@ -115,7 +112,7 @@ phase_result ceiling(const file_bench_options& o, const block_picker& pick, bool
   std::atomic<bool> failed{false};
   for (std::uint32_t th = 0; th < o.io_threads; ++th) {
     threads.emplace_back([&, th] {
-      const std::uint64_t cpu0 = thread_cpu_ns();
+      const std::uint64_t cpu0 = runtime::thread_cpu_ns();
       try {
         auto engine = engine_for(o);
         void* memory = nullptr;
@@ -138,6 +135,14 @@ phase_result ceiling(const file_bench_options& o, const block_picker& pick, bool
         std::uint64_t done = 0, bad = 0, wrong = 0;
         std::vector<file_io::io_result> results;
         while (in_flight > 0) {
+          if (now_ns() > end + drain_bound_ns) {
+            // The reads still in flight name the buffers and the ring: leave them be.
+            (void)hold.release();
+            (void)engine.release();
+            throw error(std::to_string(in_flight) + " read(s) of '" + o.file +
+                        "' still in flight " + std::to_string(drain_bound_ns / 1'000'000'000) +
+                        " s after the phase ended");
+          }
           results.clear();
           engine->reap(results, 1'000'000);
           const bool more = now_ns() < end;
@@ -163,7 +168,7 @@ phase_result ceiling(const file_bench_options& o, const block_picker& pick, bool
       } catch (const std::exception& e) {
         if (!failed.exchange(true)) failure = e.what();
       }
-      cpu_ns.fetch_add(thread_cpu_ns() - cpu0, std::memory_order_relaxed);
+      cpu_ns.fetch_add(runtime::thread_cpu_ns() - cpu0, std::memory_order_relaxed);
     });
   }
   for (auto& th : threads) th.join();

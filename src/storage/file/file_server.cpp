@@ -1,4 +1,5 @@
 #include "storage/file/file_server.hpp"
+#include "runtime/thread_cpu_time.hpp"
 
 #include <unistd.h>
 
@@ -26,6 +27,7 @@ struct file_server::slot {
   std::uint8_t* staging = nullptr;  // GPU: a pinned buffer of max_transfer_bytes
   int fd = -1;
   bool direct = false;
+  bool truncate_after = false;  // a write of the whole last block: cut the file back after it
 };
 
 namespace {
@@ -33,13 +35,6 @@ namespace {
 constexpr std::uint64_t direct_alignment = 512;  // O_DIRECT's usual need; EINVAL falls back
 constexpr std::uint64_t reap_wait_ns = 50'000;
 constexpr std::uint64_t longest_idle_sleep_ns = 100'000;
-
-std::uint64_t thread_cpu_ns() {
-  timespec t{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000ull +
-         static_cast<std::uint64_t>(t.tv_nsec);
-}
 
 void add(std::atomic<std::uint64_t>& c, std::uint64_t v) {
   c.fetch_add(v, std::memory_order_relaxed);  // relaxed: a statistic, read after the fact
@@ -145,6 +140,14 @@ file_server::file_server(const file_set& files, std::vector<emulated::namespace_
 
 file_server::~file_server() {
   stop();
+  if (abandoned_) {
+    // Operations that may still run name the slots' iovecs and staging buffers, and the
+    // engine's threads or ring may still move data: none of it is freed or reused. A leak,
+    // bounded by one server's slots, rather than the OS or a worker writing into freed memory.
+    (void)new std::vector<slot>(std::move(slots_));  // the slots keep their addresses
+    (void)engine_.release();
+    return;
+  }
   if (copier_ != nullptr) {
     for (slot& s : slots_) copier_->release(s.staging);
   }
@@ -173,7 +176,7 @@ std::string file_server::failure() const {
 }
 
 void file_server::run() {
-  const std::uint64_t cpu_began = thread_cpu_ns();
+  const std::uint64_t cpu_began = runtime::thread_cpu_ns();
   std::uint64_t stop_deadline = 0;
   unsigned idle = 0;
   std::uint64_t passes = 0;
@@ -218,13 +221,14 @@ void file_server::run() {
         ::nanosleep(&t, nullptr);
       }
       if ((++passes & 1023u) == 0)
-        cpu_ns_.store(thread_cpu_ns() - cpu_began, std::memory_order_relaxed);
+        cpu_ns_.store(runtime::thread_cpu_ns() - cpu_began, std::memory_order_relaxed);
     }
   } catch (const std::exception& e) {
     failure_ = e.what();
+    abandoned_ = in_flight_ != 0 || !copied_in_.empty() || !copied_out_.empty();
     failed_.store(true, std::memory_order_release);  // release: failure_ before the flag
   }
-  cpu_ns_.store(thread_cpu_ns() - cpu_began, std::memory_order_relaxed);
+  cpu_ns_.store(runtime::thread_cpu_ns() - cpu_began, std::memory_order_relaxed);
 }
 
 bool file_server::fetch_from(served_queue& q, std::uint32_t queue_index) {
@@ -263,6 +267,7 @@ void file_server::begin(std::uint32_t queue_index, const nvme::submission_entry&
   s.command = c;
   s.memory.clear();
   s.iov.clear();
+  s.truncate_after = false;
   if (op == nvme::io_opcode::flush) {
     s.kind = io_kind::datasync;
     s.fd = file.buffered_fd;
@@ -296,9 +301,13 @@ void file_server::begin(std::uint32_t queue_index, const nvme::submission_entry&
     post(q, c.command_id, nvme::make_status_field(walked, true));
     return;
   }
-  // Reads take the whole command (past the end of the file they come back short); writes only
-  // the bytes inside the file, which never grows.
-  const std::uint64_t moved = s.kind == io_kind::read ? s.bytes : s.inside;
+  // Reads take the whole command (past the end of the file they come back short). A write that
+  // ends in the file's partial last block writes that block whole through O_DIRECT and then
+  // cuts the file back to its size: a buffered write of the tail would share a page-cache page
+  // with direct writes of the blocks before it, and the kernel reports such a collision as EIO
+  // on the next fdatasync. Files without O_DIRECT take only the bytes inside the file.
+  s.truncate_after = s.kind == io_kind::write && s.inside < s.bytes && file.direct_fd >= 0;
+  const std::uint64_t moved = s.kind == io_kind::read || s.truncate_after ? s.bytes : s.inside;
   if (copier_ != nullptr) {
     s.iov.push_back({s.staging, moved});
     if (s.kind == io_kind::write) {
@@ -363,6 +372,11 @@ void file_server::finish(std::uint32_t index, std::int64_t value) {
     return;
   }
   if (s.kind == io_kind::write) {
+    // The file never grows: the block past its end that the write added is cut off again.
+    if (s.truncate_after && ::ftruncate(file.buffered_fd, static_cast<off_t>(file.bytes)) != 0) {
+      complete(s, status_for(errno, s.kind));
+      return;
+    }
     add(count.writes, 1);
     add(count.bytes_written, s.bytes);
     complete(s, 0);

@@ -96,6 +96,7 @@ class file_server {
   std::atomic<std::uint64_t> cpu_ns_{0};
   std::string failure_;
   std::atomic<bool> failed_{false};
+  bool abandoned_ = false;  // the thread ended with operations or copies still in flight
   std::thread thread_;
 };
 
