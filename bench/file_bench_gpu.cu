@@ -1,6 +1,8 @@
 // bam bench file --target gpu: GPU threads read a file through the file backend's queues (raw
 // commands into GPU memory) and through a page cache in GPU memory; the backend's I/O threads
 // stage the data through pinned buffers.
+#include <cstdint>
+
 #include <bam/array.hpp>
 #include <bam/cache.hpp>
 #include <bam/error.hpp>
@@ -15,6 +17,14 @@
 namespace bam::bench {
 
 namespace {
+
+/// The memory page of the queues' PRP entries (the CPU phase aligns its buffers alike).
+constexpr std::uint64_t page_bytes = 4096;
+
+std::uint8_t* page_aligned(std::uint8_t* p) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  return reinterpret_cast<std::uint8_t*>((a + page_bytes - 1) & ~std::uintptr_t{page_bytes - 1});
+}
 
 runtime_config plain_runtime() {
   runtime_config c;
@@ -65,13 +75,14 @@ std::vector<file_phase> run_file_phases_gpu(const file_bench_options& o, const b
     gpu_runtime rt(plain_runtime());
     if (!rt.gpu()) throw input_error("bam bench file --target gpu: " + rt.message());
     file_storage disk(file_bench_disk(o, true), &rt);
-    device_memory buffers(threads * o.block);
+    // Each thread's block lies in one memory page, so its command needs no second PRP entry.
+    device_memory buffers(threads * o.block + page_bytes);
+    auto* const first_buffer = page_aligned(buffers.as<std::uint8_t>());
     device_memory counts(sizeof(read_counts));
     rt.preload({kernel_function<raw_block_reader>()});
     rt.warm_up([](stream_handle s) { warm_up_launch<raw_block_reader>(s); });
     rt.start();
-    raw_block_reader k{disk.ref(), buffers.as<std::uint8_t>(), o.block, pick, patterned, duration,
-                       nullptr};
+    raw_block_reader k{disk.ref(), first_buffer, o.block, pick, patterned, duration, nullptr};
     const auto [c, s] = run(rt, k, counts, threads, o.seconds);
     rt.stop();
     phases.push_back(phase_of("bam queues, raw commands (GPU threads)", c, s, disk));

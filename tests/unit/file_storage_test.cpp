@@ -233,6 +233,26 @@ TEST_P(FileStorage, TheLastPartialBlockReadsAsItsBytesThenZeroesAndPastTheEndIsO
   EXPECT_EQ(st.sc(), static_cast<std::uint8_t>(nvme::generic_status::lba_out_of_range));
 }
 
+TEST_P(FileStorage, AReadWhoseMemoryCrossesAPageWithoutASecondPrpEntryFailsAndTheQueueGoesOn) {
+  scratch s;
+  const auto data = pattern(8192, 9);
+  write_file(s.file("t"), data.data(), data.size());
+  file_rig r(GetParam(), {s.file("t")}, false);
+  const device_set_ref set = r.disk.ref();
+  alignas(4096) static std::uint8_t buffer[8192];
+  const auto p = reinterpret_cast<std::uint64_t>(buffer);
+  queue_ticket t;
+  // Eight blocks from 512 bytes into a page run into the next page, which PRP2 (0) does not name.
+  io_status st =
+      set.queue(0, 0).execute(nvme::make_rw(nvme::io_opcode::read, 1, 0, 8, p + 512, 0), t);
+  EXPECT_EQ(st.sct(), 0u);
+  EXPECT_EQ(st.sc(), static_cast<std::uint8_t>(nvme::generic_status::data_transfer_error));
+  // The same read with both pages named lands whole.
+  st = set.queue(0, 0).execute(nvme::make_rw(nvme::io_opcode::read, 1, 0, 8, p + 512, p + 4096), t);
+  ASSERT_TRUE(st.ok()) << st.bits();
+  EXPECT_TRUE(std::equal(buffer + 512, buffer + 512 + 4096, data.begin()));
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, FileStorage,
                          ::testing::Values(engine_case{io_engine_kind::io_uring, true, 4096},
                                            engine_case{io_engine_kind::io_uring, true, 512},

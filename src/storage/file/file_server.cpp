@@ -286,6 +286,7 @@ void file_server::begin(std::uint32_t queue_index, const nvme::submission_entry&
                                   : *reinterpret_cast<const std::uint64_t*>(address);
       },
       [&s](std::uint64_t address, std::uint64_t len) {
+        if (address == 0) return false;  // a missing PRP entry: no memory is named by 0
         auto* p = reinterpret_cast<std::uint8_t*>(address);
         if (!s.memory.empty() &&
             static_cast<std::uint8_t*>(s.memory.back().iov_base) + s.memory.back().iov_len == p) {
