@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""GNN feature gathers through bam against the usual ways, on mini-batches of a power-law graph.
+
+A Kronecker graph from `bam graph gen` (power-law degrees), float32 node features (--cols,
+128..1024 columns) in a file, mini-batches sampled by PyG's NeighborLoader (a uniform
+two-hop sampler in NumPy stands in where PyG is missing), and each batch's feature rows
+gathered by:
+
+    bam-file            bam, backend file (the feature file read on demand)
+    bam-emulated-ssd    bam, backend emulated-ssd
+    memmap-copy         numpy.memmap, fancy-indexed, then copied to the device
+    pinned-uva          (GPU) features in pinned host memory, gathered by the GPU over PCIe
+    gpu-resident        (GPU) all features in GPU memory, gathered there (the upper bound)
+
+Prints mini-batches/s and feature GB/s for each and writes JSON (bench/results style).
+
+    python examples/gnn_features.py --device cpu --quick     # CPU-only smoke run
+    python examples/gnn_features.py --scale 22 --cols 512     # on the GPU machine
+"""
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import bam
+
+
+def find_cli(given):
+    for c in ([given] if given else []) + ["build/gpu/bam", "build/cpu/bam", shutil.which("bam") or ""]:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    sys.exit("no bam command line found: build it (scripts/run) or pass --bam PATH")
+
+
+def read_bcsr(path):
+    """(offsets, neighbors) of a .bcsr file (docs/graph-format.md), memory-mapped."""
+    head = np.fromfile(path, dtype=np.uint8, count=128)
+    if bytes(head[:8]) != b"BAM-BCSR":
+        sys.exit(f"{path} is not a .bcsr file")
+    n, m = head[16:32].view(np.uint64)
+    id_bytes = int(head[32:36].view(np.uint32)[0])
+    off_at, _, nb_at, _ = head[48:80].view(np.uint64)
+    offsets = np.memmap(path, dtype=np.uint64, mode="r", offset=int(off_at), shape=(int(n) + 1,))
+    ids = np.memmap(path, dtype=np.uint64 if id_bytes == 8 else np.uint32, mode="r",
+                    offset=int(nb_at), shape=(int(m),))
+    return offsets, ids
+
+
+def numpy_batches(offsets, ids, batch, fanout, count, seed):
+    """Node sets of `count` two-hop mini-batches: uniform `fanout` neighbours per hop."""
+    rng = np.random.default_rng(seed)
+    n = len(offsets) - 1
+    for _ in range(count):
+        frontier = rng.integers(0, n, batch)
+        nodes = [frontier]
+        for k in fanout:
+            start, end = offsets[frontier].astype(np.int64), offsets[frontier + 1].astype(np.int64)
+            deg = end - start
+            pick = start[:, None] + (rng.random((len(frontier), k)) * deg[:, None]).astype(np.int64)
+            frontier = ids[pick[deg > 0].ravel()].astype(np.int64)
+            nodes.append(frontier)
+        yield np.unique(np.concatenate(nodes))
+
+
+def pyg_batches(offsets, ids, batch, fanout, count, seed):
+    import torch
+    from torch_geometric.data import Data
+    from torch_geometric.loader import NeighborLoader
+
+    torch.manual_seed(seed)
+    n = len(offsets) - 1
+    src = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets).astype(np.int64))
+    edge_index = torch.from_numpy(np.stack([src, np.asarray(ids, dtype=np.int64)]))
+    loader = NeighborLoader(Data(edge_index=edge_index, num_nodes=n), num_neighbors=list(fanout),
+                            batch_size=batch, shuffle=True)
+    for k, b in enumerate(loader):
+        if k == count:
+            return
+        yield b.n_id.numpy()
+
+
+def run(name, batches, gather, row_bytes, sync=lambda: None):
+    rows = 0
+    start = time.perf_counter()
+    for nodes in batches:
+        gather(nodes)
+        rows += len(nodes)
+    sync()
+    seconds = time.perf_counter() - start
+    r = {"method": name, "batches": len(batches), "rows": rows, "seconds": seconds,
+         "batches_per_s": len(batches) / seconds, "feature_gb_per_s": rows * row_bytes / seconds / 1e9}
+    print(f"{name:18s} {r['batches_per_s']:10.1f} batches/s {r['feature_gb_per_s']:8.3f} GB/s")
+    return r
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cuda")
+    p.add_argument("--quick", action="store_true", help="a small graph and few batches")
+    p.add_argument("--scale", type=int, default=20, help="2^SCALE vertices")
+    p.add_argument("--cols", type=int, default=256, help="feature columns, 128..1024")
+    p.add_argument("--batch", type=int, default=1024)
+    p.add_argument("--fanout", type=int, nargs="+", default=[10, 5])
+    p.add_argument("--batches", type=int, default=50)
+    p.add_argument("--cache-bytes", default="1G")
+    p.add_argument("--dir", help="where the graph and features go (default: a temporary folder)")
+    p.add_argument("--bam", help="the bam command line (default: build/gpu/bam or build/cpu/bam)")
+    p.add_argument("--json", default="bench/results/gnn_features.json")
+    a = p.parse_args()
+    if not 128 <= a.cols <= 1024:
+        p.error("--cols is 128..1024")
+    if a.quick:
+        a.scale, a.batches, a.batch, a.cache_bytes = 12, 5, 64, "4M"
+    work = a.dir or tempfile.mkdtemp(prefix="bam-gnn-")
+    os.makedirs(work, exist_ok=True)
+    graph, feats = os.path.join(work, f"kron{a.scale}.bcsr"), os.path.join(work, f"x{a.scale}x{a.cols}.f32")
+    if not os.path.exists(graph):
+        subprocess.run([find_cli(a.bam), "graph", "gen", "--scale", str(a.scale), "--out", graph,
+                        "--quiet"], check=True)
+    offsets, ids = read_bcsr(graph)
+    n = len(offsets) - 1
+    if not os.path.exists(feats):
+        rng = np.random.default_rng(1)
+        with open(feats, "wb") as f:
+            for first in range(0, n, 65536):
+                rng.standard_normal((min(65536, n - first), a.cols), dtype=np.float32).tofile(f)
+    try:
+        import torch_geometric  # noqa: F401
+        sampler, make = "pyg-neighborloader", pyg_batches
+    except ImportError:
+        sampler, make = "numpy-uniform (PyG not installed)", numpy_batches
+    batches = list(make(offsets, ids, a.batch, a.fanout, a.batches, 7))
+    row_bytes = a.cols * 4
+    print(f"# {n} nodes, {len(ids)} edges, {a.cols} float32 columns, {len(batches)} batches "
+          f"(sampler: {sampler}), device {a.device}")
+    results = []
+    for backend in ("file", "emulated-ssd"):
+        with bam.open(feats, "float32", shape=(n, a.cols), backend=backend,
+                      cache_bytes=a.cache_bytes, device=a.device) as x:
+            r = run(f"bam-{backend}", batches, lambda nodes: x[nodes], row_bytes)
+            r["stats"] = x.stats()
+            results.append(r)
+    mm = np.memmap(feats, dtype=np.float32, mode="r", shape=(n, a.cols))
+    if a.device == "cpu":
+        results.append(run("memmap-copy", batches, lambda nodes: np.ascontiguousarray(mm[nodes]), row_bytes))
+        print("# pinned-uva and gpu-resident need --device cuda")
+    else:
+        import torch
+
+        dev = torch.device("cuda")
+        sync = torch.cuda.synchronize
+        results.append(run("memmap-copy", batches,
+                           lambda nodes: torch.from_numpy(mm[nodes]).to(dev, non_blocking=True), row_bytes, sync))
+        host = torch.from_numpy(np.asarray(mm)).pin_memory()
+        # Pinned host features: rows picked on the host, then one asynchronous copy. (A true
+        # UVA gather, GPU threads loading mapped host rows, needs a kernel torch does not have;
+        # bam's host-memory backend on a GPU is that, once device='cuda' is in the package.)
+        results.append(run("pinned-uva", batches,
+                           lambda nodes: host.index_select(0, torch.from_numpy(nodes)).to(dev, non_blocking=True),
+                           row_bytes, sync))
+        resident = host.to(dev)
+        results.append(run("gpu-resident", batches,
+                           lambda nodes: resident.index_select(0, torch.from_numpy(nodes).to(dev)), row_bytes, sync))
+    out = {"benchmark": "gnn_features", "machine": platform.node(), "device": a.device,
+           "config": {"scale": a.scale, "nodes": n, "edges": int(len(ids)), "cols": a.cols,
+                      "batch": a.batch, "fanout": a.fanout, "batches": len(batches),
+                      "cache_bytes": a.cache_bytes, "sampler": sampler},
+           "results": results}
+    os.makedirs(os.path.dirname(a.json) or ".", exist_ok=True)
+    with open(a.json, "w") as f:
+        json.dump(out, f, indent=2)
+    print(f"# wrote {a.json}")
+
+
+if __name__ == "__main__":
+    main()

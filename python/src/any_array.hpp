@@ -1,0 +1,59 @@
+#pragma once
+/// @file
+/// A bam::array of any of the module's element types, seen through one interface, so the
+/// bindings dispatch on the dtype once, at open. Rows: the array is `rows` x `row_len`
+/// elements (row_len 1 for a 1-D array); gathers and scatters move whole rows.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <bam/cache/stats.hpp>
+
+#include "data_source.hpp"
+
+namespace bam::python {
+
+/// The element types, by the command line's names (u8 ... f64).
+enum class element_type { u8, u16, u32, u64, i32, i64, f32, f64 };
+
+/// "u32" -> element_type::u32; throws bam::input_error naming the choices otherwise.
+[[nodiscard]] element_type parse_element_type(const std::string& name);
+[[nodiscard]] std::uint32_t element_bytes(element_type t);
+
+/// Rows whose I/O failed in one gather or scatter, and the device error behind the first.
+struct row_failures {
+  std::vector<std::int64_t> rows;  ///< sorted, each once
+  std::string first_error;         ///< the NVMe error the array recorded ("" when none)
+};
+
+class any_array {
+ public:
+  virtual ~any_array() = default;
+  /// out[k * row_len + c] = element (rows[k] * row_len + c) for k < n, c < row_len. The rows
+  /// must be in range (the caller checks, before any I/O). Rows that failed come back in
+  /// `failures` (their elements hold the poison value, every bit set). Waits.
+  virtual void gather(const std::int64_t* rows, std::uint64_t n, void* out,
+                      row_failures& failures) = 0;
+  /// Writes values[k * row_len + c] to element (rows[k] * row_len + c) through the cache
+  /// (dirty lines; flush() writes them). A row named twice gets one of its values. Waits.
+  virtual void scatter(const std::int64_t* rows, std::uint64_t n, const void* values,
+                       row_failures& failures) = 0;
+  /// Writes every dirty line back and flushes the devices; throws bam::nvme_error.
+  virtual void flush() = 0;
+  [[nodiscard]] virtual cache_stats stats() const = 0;
+};
+
+struct array_shape {
+  std::uint64_t rows = 0;
+  std::uint64_t row_len = 1;
+};
+
+/// The array of `type` over `source` (writable when `writable`), named `name` in errors.
+/// `source` must outlive it.
+[[nodiscard]] std::unique_ptr<any_array> make_array(element_type type, bool writable,
+                                                    data_source& source, array_shape shape,
+                                                    const std::string& name);
+
+}  // namespace bam::python

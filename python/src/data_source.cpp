@@ -1,0 +1,178 @@
+#include "data_source.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <system_error>
+
+#include <bam/error.hpp>
+
+#include "common/fault_spec.hpp"
+#include "common/sizes.hpp"
+
+namespace bam::python {
+
+namespace {
+
+// The command line's CPU-path defaults (tools/bam/storage_options.cpp): queues and depth per
+// device, the stripe unit (a line never spans devices), the file backend's I/O threads.
+constexpr std::uint32_t cpu_queues = 8;
+constexpr std::uint32_t cpu_depth = 256;
+constexpr std::uint32_t io_threads = 2;
+constexpr std::uint32_t io_depth = 64;
+
+std::uint64_t stripe_bytes(const source_options& o) {
+  return std::max<std::uint64_t>(o.line_bytes, 65536);
+}
+
+std::uint64_t file_bytes(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) throw input_error("no such file: '" + path + "'");
+  if (!std::filesystem::is_regular_file(status))
+    throw input_error("'" + path + "' is not a regular file");
+  const std::uint64_t bytes = std::filesystem::file_size(path, ec);
+  if (ec) throw input_error("cannot read the size of '" + path + "': " + ec.message());
+  return bytes;
+}
+
+void check(const source_options& o) {
+  const std::string& b = o.backend;
+  if (b != "file" && b != "emulated-ssd" && b != "host-memory" && b != "device-memory") {
+    throw input_error("backend '" + b +
+                      "' is not one of file, emulated-ssd, host-memory, device-memory");
+  }
+  if (b == "device-memory") {
+    throw input_error(
+        "backend 'device-memory' keeps the data in GPU memory: it needs device='cuda' and a "
+        "module built with CUDA (BAM_PYTHON_CUDA=1)");
+  }
+  if (o.paths.empty()) throw input_error("no file named");
+  if (o.paths.size() > 1 && b != "file") {
+    throw input_error("a striped set of files needs backend 'file' (backend '" + b +
+                      "' loads one file)");
+  }
+  if (b == "file" && o.devices != 1 && o.devices != o.paths.size()) {
+    throw input_error("backend 'file': devices=" + std::to_string(o.devices) + " but " +
+                      std::to_string(o.paths.size()) +
+                      " file(s) named; a striped set is one file per device");
+  }
+  if (b == "host-memory" && o.devices != 1)
+    throw input_error("backend 'host-memory' reads no devices: leave devices at 1");
+  if (o.devices == 0) throw input_error("devices must be at least 1");
+  if (!o.faults.empty() && b != "emulated-ssd") {
+    throw input_error("faults need backend 'emulated-ssd' (backend '" + b +
+                      "' reads real files or memory; their errors are real)");
+  }
+  if (o.writable && b == "host-memory") {
+    throw input_error(
+        "backend 'host-memory' is read-only here: open with backend 'file' or 'emulated-ssd' "
+        "to write");
+  }
+}
+
+fault_plan device_faults(const source_options& o) {
+  if (o.faults.empty()) return {};
+  return tools::bad_lba_for_devices(tools::parse_fault_spec(o.faults),
+                                    {.devices = o.devices,
+                                     .stripe_bytes = stripe_bytes(o),
+                                     .block_bytes = storage_config{}.block_bytes});
+}
+
+storage_config emulated_config(const source_options& o) {
+  storage_config s;
+  s.devices = o.devices;
+  s.queues_per_device = cpu_queues;
+  s.queue_depth = cpu_depth;
+  s.placement = controller_placement::cpu_thread;
+  // The command line's default device: Optane's latency, no IOPS or bandwidth caps.
+  s.model = device_model::optane();
+  s.model.caps = false;
+  s.stripe_bytes = stripe_bytes(o);
+  s.faults = device_faults(o);
+  return s;
+}
+
+file_storage_config files_config(const source_options& o) {
+  file_storage_config f;
+  f.paths = o.paths;
+  f.writable = o.writable;
+  f.io_threads = io_threads;
+  f.io_depth = io_depth;
+  f.queues_per_device = cpu_queues;
+  f.queue_depth = cpu_depth;
+  f.stripe_bytes = stripe_bytes(o);
+  return f;
+}
+
+cache_config cache_for(const source_options& o, std::uint64_t data_bytes) {
+  cache_config c;
+  c.line_bytes = static_cast<std::uint32_t>(o.line_bytes);
+  if (c.line_bytes != o.line_bytes) throw input_error("line_bytes is far too large");
+  c.capacity_bytes =
+      o.cache_bytes ? o.cache_bytes : std::max<std::uint64_t>(data_bytes / 8, 1 << 20);
+  c.capacity_bytes = std::max<std::uint64_t>(c.capacity_bytes, o.line_bytes);
+  return c;
+}
+
+}  // namespace
+
+data_source::data_source(const source_options& o) : backend_(o.backend) {
+  check(o);
+  for (const std::string& p : o.paths) data_bytes_ += file_bytes(p);
+  if (data_bytes_ == 0) throw input_error("'" + o.paths.front() + "' is empty");
+  // A disk's latency is far longer than the emulated device's: the file backend needs more
+  // workers waiting on it to keep its I/O threads' depth filled (as the command line).
+  stream_ = std::make_unique<host_stream>(
+      o.backend == "file" ? std::max(16u, io_threads * io_depth / 2) : 0u);
+  if (o.backend == "file") {
+    files_ = std::make_unique<file_storage>(files_config(o));
+  } else {
+    image_ = backing_store::from_file(o.paths.front(), o.writable, memory_kind::host);
+    if (o.backend == "host-memory") return;
+    storage_ = std::make_unique<emulated_storage>(emulated_config(o), image_);
+  }
+  cache_ = std::make_unique<page_cache>(cache_for(o, data_bytes_), *stream_);
+  if (storage_) storage_->start();
+  if (files_) files_->start();
+}
+
+data_source::~data_source() {
+  // As tools::data_path: the cache goes before the devices it reads, and the controllers stop
+  // before the storage is freed. Destructors never throw.
+  cache_.reset();
+  try {
+    if (storage_) storage_->stop();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bam: emulated storage: %s\n", e.what());
+  }
+  storage_.reset();
+  try {
+    if (files_) files_->stop();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bam: file storage: %s\n", e.what());
+  }
+  files_.reset();
+}
+
+device_set_ref data_source::devices() const {
+  if (storage_) return storage_->ref();
+  return files_->ref();
+}
+
+std::string data_source::describe() const {
+  std::string d = backend_;
+  if (files_) d += ": " + files_->describe();
+  if (storage_) {
+    const storage_config& c = storage_->config();
+    d += ": " + std::to_string(c.devices) + " device(s), " + std::to_string(c.queues_per_device) +
+         " queues x " + std::to_string(c.queue_depth);
+  }
+  if (cache_) {
+    d += "; cache " + tools::format_bytes(static_cast<double>(cache_->config().capacity_bytes)) +
+         " of " + tools::format_bytes(cache_->config().line_bytes) + " lines";
+  }
+  return d + "; " + std::to_string(stream_->workers()) + " CPU threads";
+}
+
+}  // namespace bam::python

@@ -1,0 +1,70 @@
+#pragma once
+/// @file
+/// What one bam.open() reads through on the CPU path: the kernel stream, the data (a loaded
+/// image or the files themselves), the devices and the page cache.
+///
+/// A thin adapter beside tools/bam/storage_options.cpp (bam::tools::data_path): that one is
+/// compiled into the command line only and is built from CLI11 options, so the module builds
+/// the same objects from bam_host here, with the command line's defaults (queues, depth,
+/// stripe unit, workers, default cache size), and reads --faults with the command line's
+/// parser (bam_tool_common). Keep the two in step when a default changes.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <bam/cache.hpp>
+#include <bam/platform/launch.hpp>
+#include <bam/storage/backing_store.hpp>
+#include <bam/storage/emulated_storage.hpp>
+#include <bam/storage/file_storage.hpp>
+
+namespace bam::python {
+
+/// bam.open()'s storage arguments, checked by data_source.
+struct source_options {
+  std::vector<std::string> paths;  ///< one file, or the files of a striped set (backend file)
+  std::string backend = "file";    ///< file | emulated-ssd | host-memory | device-memory
+  std::uint64_t cache_bytes = 0;   ///< 0: an eighth of the data, at least 1 MiB
+  std::uint64_t line_bytes = 4096;
+  std::uint32_t devices = 1;  ///< emulated-ssd: devices the data is striped over
+  bool writable = false;
+  std::string faults;  ///< emulated-ssd: the command line's --faults spec
+};
+
+/// Owner of the stream, data, devices and cache of one opened array; starts the controllers
+/// at construction and stops them at destruction. Arrays made over it must go first. Not
+/// thread safe: the owner serializes calls.
+class data_source {
+ public:
+  /// Throws bam::input_error (a bad option or file) with a one-line reason.
+  explicit data_source(const source_options& options);
+  ~data_source();
+  data_source(const data_source&) = delete;
+  data_source& operator=(const data_source&) = delete;
+
+  /// Bytes of data: the file, or the files of a striped set together.
+  [[nodiscard]] std::uint64_t data_bytes() const { return data_bytes_; }
+  /// True when reads go through the page cache (file, emulated-ssd).
+  [[nodiscard]] bool cached() const { return cache_ != nullptr; }
+  [[nodiscard]] page_cache& cache() { return *cache_; }
+  [[nodiscard]] device_set_ref devices() const;
+  /// host-memory: the loaded image, read in place.
+  [[nodiscard]] std::uint8_t* memory() const { return image_ ? image_->data() : nullptr; }
+  [[nodiscard]] host_stream& stream() { return *stream_; }
+  /// "emulated-ssd: 1 device(s), 8 queues x 256, cache 1 MiB of 4 KiB lines, 8 CPU threads"
+  [[nodiscard]] std::string describe() const;
+
+ private:
+  std::uint64_t data_bytes_ = 0;
+  std::string backend_;
+  std::unique_ptr<host_stream> stream_;
+  std::shared_ptr<backing_store> image_;
+  std::unique_ptr<emulated_storage> storage_;
+  std::unique_ptr<file_storage> files_;
+  std::unique_ptr<page_cache> cache_;
+};
+
+}  // namespace bam::python

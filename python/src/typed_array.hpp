@@ -1,0 +1,179 @@
+#pragma once
+/// @file
+/// any_array for one element type: a bam::array<T> (or array<const T>, read-only) and the
+/// row gather and scatter kernels, launched on the source's CPU stream. Included by the
+/// units that instantiate it (typed_array_*.cpp), so each type compiles in its own unit.
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <bam/array.hpp>
+#include <bam/error.hpp>
+#include <bam/platform/atomic.hpp>
+#include <bam/platform/launch.hpp>
+
+#include "any_array.hpp"
+
+namespace bam::python {
+
+namespace detail {
+
+// Marks row `k` as failed. Relaxed: the flags are read after the stream's synchronize(),
+// which orders every kernel store before the host's loads.
+BAM_HD inline void mark_failed(std::uint32_t* failed, std::uint64_t k) {
+  atomic_ref<std::uint32_t>(failed[k]).store(1, order::relaxed);
+}
+
+// out[k] = a[rows[k / row_len] * row_len + k % row_len]: one logical thread per element, so
+// the threads of a row read its lines side by side (a row may span lines).
+template <class E>
+struct gather_rows {
+  using value_type = std::remove_const_t<E>;
+  array_ref<E> a;
+  const std::int64_t* rows;
+  value_type* out;
+  std::uint32_t* failed;
+  std::uint64_t row_len;
+  std::uint64_t total;
+  BAM_HD void operator()(thread_index t) const {
+    for (std::uint64_t k = t.id; k < total; k += t.count) {
+      const std::uint64_t r = k / row_len;
+      const std::uint64_t e = static_cast<std::uint64_t>(rows[r]) * row_len + (k - r * row_len);
+      value_type v{};
+      if (!a.try_read(e, v).ok()) {
+        v = array_ref<E>::poison();
+        mark_failed(failed, r);
+      }
+      out[k] = v;
+    }
+  }
+};
+
+template <class T>
+struct scatter_rows {
+  array_ref<T> a;
+  const std::int64_t* rows;
+  const T* values;
+  std::uint32_t* failed;
+  std::uint64_t row_len;
+  std::uint64_t total;
+  BAM_HD void operator()(thread_index t) const {
+    for (std::uint64_t k = t.id; k < total; k += t.count) {
+      const std::uint64_t r = k / row_len;
+      const std::uint64_t e = static_cast<std::uint64_t>(rows[r]) * row_len + (k - r * row_len);
+      if (!a.try_store(e, values[k]).ok()) mark_failed(failed, r);
+    }
+  }
+};
+
+// A launch of at most 1,024 x 256 logical threads (as bam gather): the pool splits them
+// over its workers, each walking its share.
+constexpr std::uint32_t block_threads = 256;
+inline std::uint32_t grid_for(std::uint64_t elements) {
+  return static_cast<std::uint32_t>(
+      std::clamp<std::uint64_t>((elements + block_threads - 1) / block_threads, 1, 1024));
+}
+
+}  // namespace detail
+
+template <class E>
+class typed_array final : public any_array {
+ public:
+  using value_type = std::remove_const_t<E>;
+  static constexpr bool writable = !std::is_const_v<E>;
+
+  typed_array(data_source& source, array_shape shape, const std::string& name)
+      : source_(source), shape_(shape), array_(open(source, shape, name)) {}
+
+  void gather(const std::int64_t* rows, std::uint64_t n, void* out,
+              row_failures& failures) override {
+    const std::uint64_t total = n * shape_.row_len;
+    if (total == 0) return;
+    std::vector<std::uint32_t> failed(n, 0);
+    const std::uint32_t grid = detail::grid_for(total);
+    launch(source_.stream(), grid, detail::block_threads,
+           detail::gather_rows<E>{array_.ref_for_launch(grid, detail::block_threads), rows,
+                                  static_cast<value_type*>(out), failed.data(), shape_.row_len,
+                                  total});
+    source_.stream().synchronize();
+    collect(rows, failed, failures);
+  }
+
+  void scatter(const std::int64_t* rows, std::uint64_t n, const void* values,
+               row_failures& failures) override {
+    if constexpr (writable) {
+      const std::uint64_t total = n * shape_.row_len;
+      if (total == 0) return;
+      std::vector<std::uint32_t> failed(n, 0);
+      const std::uint32_t grid = detail::grid_for(total);
+      launch(source_.stream(), grid, detail::block_threads,
+             detail::scatter_rows<E>{array_.ref_for_launch(grid, detail::block_threads), rows,
+                                     static_cast<const value_type*>(values), failed.data(),
+                                     shape_.row_len, total});
+      source_.stream().synchronize();
+      collect(rows, failed, failures);
+    } else {
+      (void)rows, (void)n, (void)values, (void)failures;
+      throw input_error("array '" + array_.name() + "' was opened read-only (writable=False)");
+    }
+  }
+
+  void flush() override {
+    if constexpr (writable) {
+      array_.flush();
+      array_.check();
+    }
+  }
+
+  [[nodiscard]] cache_stats stats() const override { return array_.stats(); }
+
+ private:
+  static array<E> open(data_source& source, array_shape shape, const std::string& name) {
+    const std::uint64_t count = shape.rows * shape.row_len;
+    if (!source.cached()) {
+      return array<E>::over_memory(reinterpret_cast<value_type*>(source.memory()), count, true,
+                                   name);
+    }
+    return array<E>(source.cache(), source.devices(), {.count = count, .name = name});
+  }
+
+  // The failed rows, each once, and the error the array recorded (clearing it, and the failed
+  // lines, so the next gather tries their I/O again). An error with no failed row (a
+  // write-back of an evicted line) is thrown.
+  void collect(const std::int64_t* rows, const std::vector<std::uint32_t>& failed,
+               row_failures& failures) {
+    for (std::size_t k = 0; k < failed.size(); ++k) {
+      if (failed[k]) failures.rows.push_back(rows[k]);
+    }
+    std::sort(failures.rows.begin(), failures.rows.end());
+    failures.rows.erase(std::unique(failures.rows.begin(), failures.rows.end()),
+                        failures.rows.end());
+    if (failures.rows.empty()) {
+      array_.check();
+      return;
+    }
+    try {
+      array_.check();
+    } catch (const nvme_error& e) {
+      failures.first_error = e.message();
+    }
+    array_.clear_failures();
+  }
+
+  data_source& source_;
+  array_shape shape_;
+  array<E> array_;
+};
+
+/// The array of T (writable or not) over `source`.
+template <class T>
+std::unique_ptr<any_array> make_typed(bool writable, data_source& source, array_shape shape,
+                                      const std::string& name) {
+  if (writable) return std::make_unique<typed_array<T>>(source, shape, name);
+  return std::make_unique<typed_array<const T>>(source, shape, name);
+}
+
+}  // namespace bam::python

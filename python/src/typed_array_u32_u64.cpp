@@ -1,0 +1,12 @@
+// Instantiates the module's arrays of std::uint32_t and std::uint64_t (typed_array.hpp).
+
+#include "typed_array.hpp"
+
+namespace bam::python {
+
+template std::unique_ptr<any_array> make_typed<std::uint32_t>(bool, data_source&, array_shape,
+                                                              const std::string&);
+template std::unique_ptr<any_array> make_typed<std::uint64_t>(bool, data_source&, array_shape,
+                                                              const std::string&);
+
+}  // namespace bam::python
