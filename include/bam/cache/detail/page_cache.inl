@@ -109,13 +109,12 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::acquire_slow(
   atomic_ref<std::uint32_t> entry(a.page_table[page]);
   backoff pause;                 // set with the deadline, once we have to wait
   std::uint64_t give_up_ns = 0;  // read the clock only once we have to wait
+  std::uint64_t drain_after_ns = 0;
+  std::uint32_t held_line = ~0u;  // a mapped line whose pin failed at our last look
   for (;;) {
     // acquire: the loader published the line's state and data before the entry.
     const std::uint32_t e = entry.load(order::acquire);
     if (page_mapped(e)) {
-      // The line was BUSY at our last look too: it may be held by an abandoned write-back,
-      // which only the drain of its late completion gives back.
-      if (give_up_ns != 0) drain_for_line(a, page_line(e));
       const std::uint32_t line = page_line(e);
       atomic_ref<std::uint64_t> st(state_[line]);
       // acquire: the line's data, published with VALID by the loader's release.
@@ -127,6 +126,7 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::acquire_slow(
       }
       st.fetch_sub(pins, order::relaxed);  // relaxed: undoes a pin that never counted
       waited = true;                       // the line is being evicted; the entry will change
+      held_line = line;
     } else if (e == page_bits::unmapped) {
       std::uint32_t expected = page_bits::unmapped;
       // acquire: an evictor wrote the page back before it released the unmapped entry.
@@ -153,9 +153,16 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::acquire_slow(
       // The loader's own waits are bounded by the victim search and the queue's deadlines
       // (a write-back and a read, each entering the queue and completing).
       give_up_ns = now + 2 * victim_timeout_ns_ + 4 * q.timeout_ns();
+      // An eviction holds its line BUSY for a write-back at most; longer, the line may be held
+      // by an abandoned write-back, which only the drain of its late completion gives back.
+      drain_after_ns = now + q.timeout_ns();
       // Waiting for another thread's load is waiting on the queues: their longest sleep.
       pause = backoff(64, q.wait_sleep_ns());
-    } else if (now > give_up_ns) {
+    } else if (held_line != ~0u && now > drain_after_ns) {
+      drain_for_line(a, held_line);
+      held_line = ~0u;
+    }
+    if (now > give_up_ns) {
       // Another thread's load or eviction did not end in time (or a command that may still
       // run holds the line): the access fails, and says so in the record.
       const io_status s = io_status::host(status_source::timeout);
@@ -173,6 +180,7 @@ BAM_HD inline bool page_cache_ref::claim_victim(std::uint32_t& line, std::uint64
   using namespace cache;
   atomic_ref<std::uint64_t> hand(*hand_);
   backoff pause;
+  std::uint64_t drain_after_ns = 0;
   for (;;) {
     // relaxed: the hand only spreads the searches; the CAS below decides who owns a line.
     const std::uint64_t base = hand.fetch_add(clock_chunk_, order::relaxed);
@@ -205,10 +213,17 @@ BAM_HD inline bool page_cache_ref::claim_victim(std::uint32_t& line, std::uint64
         }
       }
     }
-    if (now_ns() > deadline_ns) return false;
+    const std::uint64_t now = now_ns();
+    if (now > deadline_ns) return false;
     // Lines held by abandoned commands come back only when their late completions are
-    // drained, which no one else may be doing.
-    device_drain(drain);
+    // drained, which no one else may be doing. A busy cache often has a chunk with no
+    // candidate, and draining every queue of the set costs a look at each: only a search
+    // that has found nothing for a quarter of its time drains.
+    if (drain_after_ns == 0) {
+      drain_after_ns = now + (deadline_ns - now) / 4;
+    } else if (now > drain_after_ns) {
+      device_drain(drain);
+    }
     pause.pause();
   }
 }
@@ -486,7 +501,7 @@ BAM_HD BAM_NOINLINE inline io_status page_cache_ref::read_through(const array_sl
   // back, so many threads sharing few buffers wait their turn instead of failing.
   atomic_ref<std::uint64_t> releases(bounce_busy_[bounce_count_]);
   backoff pause;
-  std::uint64_t give_up_ns = 0;
+  std::uint64_t give_up_ns = 0, drain_after_ns = 0;
   std::uint64_t seen = 0;
   std::uint32_t b = static_cast<std::uint32_t>((std::uint64_t{hint} * 2654435761u) % bounce_count_);
   for (std::uint32_t tries = 0;; ++tries) {
@@ -507,8 +522,13 @@ BAM_HD BAM_NOINLINE inline io_status page_cache_ref::read_through(const array_sl
         const device_location at = a.set.locate(first);
         a.errors->record(error_kind::bounce, s, at.device, 0, 0, at.byte / block, bounce_count_);
         return s;
-      } else {
-        device_drain(a.set);  // buffers held by abandoned commands come back with the drain
+      }
+      // Buffers held by abandoned commands come back with the drain of their late
+      // completions: a thread that has found none for a quarter of its time drains.
+      if (drain_after_ns == 0) {
+        drain_after_ns = now + victim_timeout_ns_ / 4;
+      } else if (now > drain_after_ns) {
+        device_drain(a.set);
       }
       pause.pause();
     }

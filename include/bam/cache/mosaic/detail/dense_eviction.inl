@@ -162,16 +162,25 @@ BAM_HD inline const array_slot* dense_cache_ref::tenant_slot(std::uint32_t tenan
 BAM_HD inline bool dense_cache_ref::wait_not_busy(std::uint32_t frame, std::uint64_t deadline_ns,
                                                   const array_slot* drain_for) const {
   backoff pause;
+  std::uint64_t drain_after_ns = 0;
   for (std::uint32_t w = 0; w < pool_.geometry.words_per_frame; ++w) {
     atomic_ref<std::uint64_t> busy(
         pool_.busy[std::uint64_t{frame} * pool_.geometry.words_per_frame + w]);
     // seq_cst: pairs with the busy fetch_or of loaders and droppers (see acquire); acquire:
     // their slot work before we touch the slots.
     while (busy.load(order::seq_cst) != 0) {
-      if (now_ns() > deadline_ns) return false;
+      const std::uint64_t now = now_ns();
+      if (now > deadline_ns) return false;
       // A slot held by an abandoned command comes back only when its late completion is
-      // drained: a waiter that is not in a hurry drains the array's queues itself.
-      if (drain_for != nullptr) device_drain(drain_for->set);
+      // drained: past a command's timeout (a load in flight would be done by then), a waiter
+      // with an array to drain for drains its queues itself.
+      if (drain_for != nullptr) {
+        if (drain_after_ns == 0) {
+          drain_after_ns = now + drain_for->set.queue(0, 0).timeout_ns();
+        } else if (now > drain_after_ns) {
+          device_drain(drain_for->set);
+        }
+      }
       pause.pause();
     }
   }
