@@ -23,7 +23,8 @@ template <class View>
 using app_kernel_types =
     std::tuple<fill_kernel<std::int32_t>, fill_kernel<double>, bfs_expand_kernel<View>,
                bfs_scan_kernel<View>, cc_init_kernel, cc_hook_kernel<View>, cc_compress_kernel,
-               pagerank_prepare_kernel, pagerank_push_kernel<View>, pagerank_apply_kernel>;
+               pagerank_prepare_kernel, pagerank_push_kernel<View>, pagerank_pull_kernel<View>,
+               pagerank_apply_kernel>;
 
 namespace detail {
 template <class Tuple>

@@ -2,8 +2,12 @@
 /// @file
 /// PageRank by power iteration over a graph whose neighbour ids live on storage.
 ///
-/// Push (pagerank_kernels.hpp): each vertex adds rank / out-degree to its out-neighbours with
-/// atomic adds, so only out-edges are needed and any graph works, symmetric or not. Damping d
+/// Pull (the default where in-lists exist): each vertex sums rank / out-degree over its
+/// in-neighbours, reading each list once per iteration with one add per vertex. The lists read
+/// must be in-lists: a symmetric graph's own, or a directed graph's transpose (`bam graph
+/// convert --transpose`) with the out-degrees taken from the graph itself (`out_offsets`).
+/// Push: each vertex adds rank / out-degree to its out-neighbours with an atomic add per edge,
+/// so only out-edges are needed and any graph works. Damping d
 /// (0.85), the rank of vertices without out-edges spread evenly over all vertices, ranks
 /// starting at 1/n and summing to 1. Runs a fixed number of iterations, or stops earlier once
 /// an iteration changes the ranks by less than a tolerance (L1 distance).
@@ -25,10 +29,16 @@
 
 namespace bam::apps {
 
+enum class pagerank_algorithm { push, pull };
+
 struct pagerank_options {
   unsigned iterations = 20;  ///< at most this many iterations
   double tolerance = 0;      ///< > 0: stop once an iteration's L1 change is below it
   double damping = 0.85;
+  pagerank_algorithm algorithm = pagerank_algorithm::push;
+  /// Pull over a transpose: the offsets of the graph itself (its out-degrees), while `offsets`
+  /// and the edges are the transpose's. Empty: the lists read are the graph's own.
+  std::span<const std::uint64_t> out_offsets = {};
 };
 
 struct pagerank_result {
@@ -51,7 +61,18 @@ pagerank_result run_pagerank(Exec& exec, std::span<const std::uint64_t> offsets,
                       std::to_string(options.damping));
   }
   if (!(options.tolerance >= 0)) throw input_error("pagerank: tolerance must not be negative");
+  const bool pull = options.algorithm == pagerank_algorithm::pull;
+  const bool transposed = !options.out_offsets.empty();
+  if (transposed && (!pull || options.out_offsets.size() != offsets.size() ||
+                     options.out_offsets.back() != offsets.back())) {
+    throw input_error(
+        "pagerank: out-degrees of another graph are for pull over a transpose with as many "
+        "vertices and edges");
+  }
   auto offsets_d = upload_offsets(exec, offsets);
+  // The out-degrees: the lists' own offsets, or the graph's when the lists are a transpose's.
+  auto out_offsets_d = upload_offsets(exec, transposed ? options.out_offsets : offsets.first(1));
+  const std::uint64_t* degree_offsets = transposed ? out_offsets_d.data() : offsets_d.data();
   auto rank = exec.template allocate<double>(n);
   auto contrib = exec.template allocate<double>(n);
   auto incoming = exec.template allocate<double>(n);
@@ -67,14 +88,21 @@ pagerank_result run_pagerank(Exec& exec, std::span<const std::uint64_t> offsets,
   while (r.iterations < options.iterations) {
     exec.upload(scalars, 0, std::span<const double>(zeros));
     exec.launch(exec.shape_for(n),
-                pagerank_prepare_kernel{offsets_d.data(), rank.data(), contrib.data(),
+                pagerank_prepare_kernel{degree_offsets, rank.data(), contrib.data(),
                                         incoming.data(), scalars.data(), n});
     edges.sweep(exec, n, [&](const edge_slice& slice, auto&& view_for) {
       const launch_shape shape =
           within(exec.shape_for(slice.vertices()), edges.max_launch_threads());
-      exec.launch(shape, pagerank_push_kernel<typename Edges::view_type>{
-                             view_for(shape), offsets_d.data(), slice, contrib.data(),
-                             incoming.data(), bad_ids.data(), n});
+      using view = typename Edges::view_type;
+      if (pull) {
+        exec.launch(shape,
+                    pagerank_pull_kernel<view>{view_for(shape), offsets_d.data(), slice,
+                                               contrib.data(), incoming.data(), bad_ids.data(), n});
+      } else {
+        exec.launch(shape,
+                    pagerank_push_kernel<view>{view_for(shape), offsets_d.data(), slice,
+                                               contrib.data(), incoming.data(), bad_ids.data(), n});
+      }
     });
     exec.launch(exec.shape_for(n), pagerank_apply_kernel{incoming.data(), rank.data(),
                                                          scalars.data(), n, options.damping});

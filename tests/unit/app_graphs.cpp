@@ -10,6 +10,7 @@
 #include <numeric>
 #include <random>
 #include <stdexcept>
+#include <utility>
 
 #include "graph/convert.hpp"
 #include "graph/generate.hpp"
@@ -139,14 +140,21 @@ void write_bel(const edge_graph& g, const std::filesystem::path& base) {
 }  // namespace
 
 std::filesystem::path make_bcsr(const edge_graph& g, input_format format,
-                                const std::filesystem::path& dir, std::uint32_t id_bytes) {
-  const std::string stem = g.name + "-" + to_string(format) + "-" + std::to_string(id_bytes);
+                                const std::filesystem::path& dir, std::uint32_t id_bytes,
+                                bool transpose) {
+  const std::string stem =
+      g.name + "-" + to_string(format) + "-" + std::to_string(id_bytes) + (transpose ? "-t" : "");
   const std::filesystem::path out = dir / (stem + ".bcsr");
   std::filesystem::path in;
   switch (format) {
-    case input_format::bcsr:
-      graph::write_csr(out, g.to_csr(), {.id_bytes = id_bytes});
+    case input_format::bcsr: {
+      edge_graph written = g;
+      if (transpose) {
+        for (auto& [u, v] : written.edges) std::swap(u, v);
+      }
+      graph::write_csr(out, written.to_csr(), {.id_bytes = id_bytes});
       return out;
+    }
     case input_format::el: {
       in = dir / (stem + ".el");
       std::ofstream f(in);
@@ -170,6 +178,7 @@ std::filesystem::path make_bcsr(const edge_graph& g, input_format format,
   graph::convert_options options;
   options.id_bytes = id_bytes;
   options.threads = 1;
+  options.transpose = transpose;
   graph::convert_graph(in, out, options);
   return out;
 }

@@ -84,9 +84,11 @@ void run_on(Exec& exec, const graph_file& g, const Edges& edges, const app_reque
       out.cc = run_cc(exec, g.offset_span(), edges, {.symmetric = g.symmetric()});
       break;
     case app_request::kind::pagerank:
-      out.pagerank =
-          run_pagerank(exec, g.offset_span(), edges,
-                       {.iterations = request.iterations, .tolerance = request.tolerance});
+      out.pagerank = run_pagerank(exec, g.offset_span(), edges,
+                                  {.iterations = request.iterations,
+                                   .tolerance = request.tolerance,
+                                   .algorithm = request.pagerank,
+                                   .out_offsets = request.pagerank_out_offsets});
       break;
   }
   if (auto s = edges.stats()) out.stats = *s;

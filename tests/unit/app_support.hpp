@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,9 +73,11 @@ enum class input_format { bcsr, el, mtx, bel };
 const char* to_string(input_format f);
 
 /// Writes `g` in `format` under `dir` and turns it into a .bcsr file with the graph tools'
-/// converter (bcsr: written directly); returns the .bcsr path.
+/// converter (bcsr: written directly); returns the .bcsr path. `transpose`: the converter
+/// reverses every edge (bcsr: the reversed edges are written).
 std::filesystem::path make_bcsr(const edge_graph& g, input_format format,
-                                const std::filesystem::path& dir, std::uint32_t id_bytes);
+                                const std::filesystem::path& dir, std::uint32_t id_bytes,
+                                bool transpose = false);
 
 /// A GAP-style generated graph (the graph tools' generator) under `dir`; returns its path.
 std::filesystem::path make_generated(const std::filesystem::path& dir, graph::graph_kind kind,
@@ -119,6 +122,8 @@ struct app_request {
   std::uint64_t bfs_scan_divisor = bfs_options{}.scan_divisor;
   unsigned iterations = 20;
   double tolerance = 0;
+  pagerank_algorithm pagerank = pagerank_algorithm::push;
+  std::span<const std::uint64_t> pagerank_out_offsets;  ///< pull over a transpose: the graph's
   unsigned software_warp_width = 0;  ///< > 1: run the kernels on software warps of this width
   unsigned software_warps = 4;
 };

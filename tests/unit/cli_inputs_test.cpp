@@ -7,12 +7,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -132,6 +134,43 @@ TEST_F(cli, graph_info_refuses_a_symmetric_flag_the_edges_contradict) {
   const run_result r = bam("graph info u.bcsr");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "no flag, but the edges are symmetric")) << r.out;
+}
+
+TEST_F(cli, pagerank_pulls_where_in_lists_exist_and_refuses_pull_without_them) {
+  // A directed graph and its transpose: pull over the transpose gives push's ranks.
+  write("d.el", "0 1\n0 2\n1 2\n2 0\n3 2\n4 4\n2 5\n");
+  ASSERT_EQ(bam("graph convert --in d.el --out d.bcsr").status, 0);
+  ASSERT_EQ(bam("graph convert --in d.el --out dt.bcsr --transpose").status, 0);
+  expect_input_error(bam("graph convert --in d.el --out x.bcsr --transpose --undirected"),
+                     "its own transpose");
+  expect_input_error(bam("pagerank --graph d.bcsr --target cpu --algorithm pull"),
+                     "--in-edges (bam graph convert --transpose)");
+  expect_input_error(bam("pagerank --in-edges dt.bcsr --target cpu"), "--in-edges needs --graph");
+  expect_input_error(bam("pagerank --graph d.bcsr --in-edges dt.bcsr --algorithm push"),
+                     "--in-edges is for --algorithm pull");
+  expect_input_error(bam("pagerank --graph d.bcsr --in-edges d.el --target cpu"), "d.el");
+  const run_result push =
+      bam("pagerank --graph d.bcsr --target cpu --ranks-out push.txt --json push.json");
+  ASSERT_EQ(push.status, 0) << push.err;
+  const run_result pull =
+      bam("pagerank --graph d.bcsr --in-edges dt.bcsr --target cpu --ranks-out pull.txt "
+          "--json pull.json");
+  ASSERT_EQ(pull.status, 0) << pull.err;
+  EXPECT_TRUE(contains(read("push.json"), "\"algorithm\":\"push\"")) << read("push.json");
+  EXPECT_TRUE(contains(read("pull.json"), "\"algorithm\":\"pull\"")) << read("pull.json");
+  std::istringstream a(read("push.txt")), b(read("pull.txt"));
+  double x = 0, y = 0, l1 = 0;
+  int rows = 0;
+  while (a >> x && b >> y) {
+    l1 += std::abs(x - y);
+    ++rows;
+  }
+  EXPECT_EQ(rows, 6);
+  EXPECT_LT(l1, 1e-12);
+  // A symmetric graph pulls by default.
+  make_graph("g.bcsr");
+  ASSERT_EQ(bam("pagerank --graph g.bcsr --target cpu --iterations 2 --json g.json").status, 0);
+  EXPECT_TRUE(contains(read("g.json"), "\"algorithm\":\"pull\"")) << read("g.json");
 }
 
 TEST_F(cli, a_negative_or_octal_looking_source_is_not_wrapped_or_misread) {

@@ -69,6 +69,8 @@ struct app_options {
   std::string ranks_out;
   unsigned iterations = 20;
   double tolerance = 0;
+  std::string pagerank_algorithm;  ///< pull or push; empty: pull where in-lists exist
+  std::string in_edges;            ///< the transpose of --graph, whose lists pull reads
 };
 
 std::string fixed(double value, int digits) {
@@ -609,7 +611,7 @@ std::string list_sizes(const std::vector<std::uint64_t>& sizes) {
 void check_before_work(const app_options& o, std::string_view result_option,
                        const std::string& result_path) {
   o.storage.validate();
-  const named_path inputs[] = {{"--graph", o.graph}};
+  const named_path inputs[] = {{"--graph", o.graph}, {"--in-edges", o.in_edges}};
   const named_path outputs[] = {
       {"--keep-graph", o.keep_graph}, {result_option, result_path}, {"--json", o.json}};
   refuse_overlaps(inputs, outputs);
@@ -679,34 +681,86 @@ void run_cc_command(const app_options& o) {
   if (!o.labels_out.empty()) apps::write_labels(o.labels_out, r.labels);
 }
 
+// PageRank's algorithm: pull reads in-lists, which a symmetric graph's lists are and a directed
+// graph's transpose (--in-edges) holds; push reads out-lists, so any graph works.
+apps::pagerank_algorithm choose_pagerank(const app_options& o, bool symmetric) {
+  const bool in_lists = symmetric || !o.in_edges.empty();
+  if (o.pagerank_algorithm == "push") {
+    if (!o.in_edges.empty()) throw input_error("pagerank: --in-edges is for --algorithm pull");
+    return apps::pagerank_algorithm::push;
+  }
+  if (o.pagerank_algorithm == "pull" && !in_lists) {
+    throw input_error("pagerank --algorithm pull: '" + o.graph +
+                      "' is directed, and pull reads in-lists: give its transpose with "
+                      "--in-edges (bam graph convert --transpose), or use --algorithm push");
+  }
+  return in_lists ? apps::pagerank_algorithm::pull : apps::pagerank_algorithm::push;
+}
+
 void run_pagerank_command(const app_options& o) {
   check_before_work(o, "--ranks-out", o.ranks_out);
+  if (!o.in_edges.empty() && o.graph.empty()) {
+    throw input_error("pagerank: --in-edges needs --graph (the graph it is the transpose of)");
+  }
   const auto start = std::chrono::steady_clock::now();
-  run_graph file(o);
-  auto s = std::make_unique<session>(o, file);
-  const apps::pagerank_options p{.iterations = o.iterations, .tolerance = o.tolerance};
-  auto [r, io] = run_on_edges(o, *s, [&](auto& exec, const auto& edges) {
+  // With --in-edges the lists read are the transpose's; the graph itself gives the out-degrees.
+  std::optional<apps::graph_file> forward;
+  app_options read = o;
+  if (!o.in_edges.empty()) {
+    forward = apps::graph_file::open(o.graph);
+    read.graph = o.in_edges;
+  }
+  run_graph file(read);
+  auto s = std::make_unique<session>(read, file);
+  if (forward && (forward->vertex_count() != s->graph.vertex_count() ||
+                  forward->edge_count() != s->graph.edge_count())) {
+    throw input_error("pagerank: --in-edges '" + o.in_edges + "' has " +
+                      num(s->graph.vertex_count()) + " vertices and " + num(s->graph.edge_count()) +
+                      " edges, '" + o.graph + "' " + num(forward->vertex_count()) + " and " +
+                      num(forward->edge_count()) + ": not its transpose");
+  }
+  const apps::pagerank_options p{
+      .iterations = o.iterations,
+      .tolerance = o.tolerance,
+      .algorithm = choose_pagerank(o, s->graph.symmetric()),
+      .out_offsets = forward ? forward->offset_span() : std::span<const std::uint64_t>{}};
+  const bool pull = p.algorithm == apps::pagerank_algorithm::pull;
+  auto [r, io] = run_on_edges(read, *s, [&](auto& exec, const auto& edges) {
     return apps::run_pagerank(exec, s->graph.offset_span(), edges, p);
   });
-  figures f{"pagerank", "PageRank, " + std::to_string(r.iterations) + " iterations",
-            r.seconds,  r.edges_traversed,
-            io,         0,
-            {},         {}};
+  figures f{"pagerank",
+            std::string("PageRank (") + (pull ? "pull" : "push") + "), " +
+                std::to_string(r.iterations) + " iterations",
+            r.seconds,
+            r.edges_traversed,
+            io,
+            0,
+            {},
+            {}};
   if (o.storage.backend == "host-memory" || o.storage.backend == "device-memory") {
     f.segment_bytes = r.iterations * segment_bytes(s->graph.offset_span(), s->graph.id_bytes(),
                                                    [](std::uint64_t) { return true; });
   }
   char change[32];
   std::snprintf(change, sizeof change, "%.3g", r.last_change);
+  f.lines.emplace_back(
+      "algorithm",
+      pull ? (forward ? "pull over the in-lists of --in-edges (out-degrees from --graph)"
+                      : "pull (the graph is symmetric: its lists are the in-lists)")
+           : (o.pagerank_algorithm == "push"
+                  ? "push (--algorithm push)"
+                  : "push (the graph is directed: --in-edges GT, its transpose, allows pull)"));
   f.lines.emplace_back("iterations", std::to_string(r.iterations) + " (damping " +
                                          fixed(p.damping, 2) + "; last L1 change " + change + ")");
   f.json = [&](json_writer& j) {
-    j.field("iterations", r.iterations)
+    j.field("algorithm", std::string(pull ? "pull" : "push"))
+        .field("in_edges", o.in_edges)
+        .field("iterations", r.iterations)
         .field("damping", p.damping)
         .field("tolerance", p.tolerance)
         .field("last_change", r.last_change);
   };
-  report(o, file, *s, f, apps::seconds_since(start), o.ranks_out == "-");
+  report(read, file, *s, f, apps::seconds_since(start), o.ranks_out == "-");
   if (!o.ranks_out.empty()) apps::write_ranks(o.ranks_out, r.ranks);
 }
 
@@ -781,9 +835,21 @@ void add_app_commands(CLI::App& app) {
   }
   {
     auto o = std::make_shared<app_options>();
-    CLI::App* c = app.add_subcommand("pagerank",
-                                     "PageRank (push, damping 0.85), neighbour lists from storage");
+    CLI::App* c = app.add_subcommand(
+        "pagerank",
+        "PageRank (damping 0.85), neighbour lists from storage: pull where in-lists exist "
+        "(a symmetric graph, or --in-edges), else push");
     add_common(*c, *o);
+    c->add_option("--algorithm", o->pagerank_algorithm,
+                  "pull (each vertex sums over its in-list: a symmetric graph's lists, or "
+                  "--in-edges) or push (atomic adds along out-edges; any graph). Default: pull "
+                  "where in-lists exist")
+        ->check(CLI::IsMember({"pull", "push"}));
+    c->add_option("--in-edges", o->in_edges,
+                  "The transpose of a directed --graph (bam graph convert --transpose), whose "
+                  "lists pull reads; out-degrees still come from --graph")
+        ->type_name("FILE")
+        ->check(CLI::ExistingFile);
     CLI::Option* iterations =
         c->add_option("--iterations", o->iterations,
                       "Iterations (with --tolerance: the most; default then 1000)")

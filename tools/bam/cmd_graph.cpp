@@ -176,6 +176,8 @@ void add_convert(CLI::App& graph) {
   convert->add_option("--format", c->format, "Input format (default: from the extension)")
       ->check(CLI::IsMember({"el", "mtx", "bel"}));
   convert->add_flag("--undirected", c->options.undirected, "Add the reverse of every edge");
+  convert->add_flag("--transpose", c->options.transpose,
+                    "Reverse every edge: the in-lists `bam pagerank --in-edges` reads");
   convert->add_flag("--dedup", c->options.dedup, "Drop duplicate edges and self loops");
   convert->add_option("--id-bytes", c->options.id_bytes, "Bytes per stored vertex id: 8, or 4")
       ->check(CLI::IsMember({"4", "8"}))

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <new>
+#include <utility>
 
 #include <bam/error.hpp>
 
@@ -18,6 +19,9 @@ convert_result convert_in_memory(const std::filesystem::path& in, const std::fil
   const auto start = std::chrono::steady_clock::now();
   if (options.id_bytes != 4 && options.id_bytes != 8) {
     throw input_error("--id-bytes must be 4 or 8");
+  }
+  if (options.transpose && options.undirected) {
+    throw input_error("--transpose with --undirected: an undirected graph is its own transpose");
   }
   convert_result result;
   result.format = options.format ? *options.format : guess_graph_format(in);
@@ -36,6 +40,7 @@ convert_result convert_in_memory(const std::filesystem::path& in, const std::fil
       edge_list edges =
           result.format == graph_format::el ? read_edge_list(in) : read_matrix_market(in);
       result.input_edges = edges.sources.size();
+      if (options.transpose) std::swap(edges.sources, edges.targets);
       graph = build_csr(std::move(edges), options.undirected);
       break;
     }
@@ -43,6 +48,7 @@ convert_result convert_in_memory(const std::filesystem::path& in, const std::fil
       graph = read_bel(in, options.bel_values);
       result.input_edges = graph.edge_count();
       if (options.undirected) graph = with_reverse_edges(graph);
+      if (options.transpose) graph = transposed(graph);
       break;
   }
   sort_lists(graph, options.dedup, options.threads == 0 ? hardware_threads() : options.threads);

@@ -14,6 +14,7 @@ namespace bam::graph {
 struct convert_options {
   std::optional<graph_format> format = std::nullopt;  ///< guessed from the input's name when empty
   bool undirected = false;                            ///< add each edge's reverse
+  bool transpose = false;                             ///< reverse every edge (in-lists)
   bool dedup = false;                                 ///< drop duplicate edges and self loops
   std::uint32_t id_bytes = 8;
   bel_value_type bel_values = bel_value_type::u32;

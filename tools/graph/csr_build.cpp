@@ -46,6 +46,22 @@ csr scatter(std::uint64_t vertex_count, std::uint64_t edge_count, bool weighted,
   return g;
 }
 
+// `g` rebuilt by scatter: each edge u->v as v->u with `flip`, and its reverse added with
+// `add_reverse`.
+csr rebuilt(const csr& g, bool flip, bool add_reverse) {
+  // Sources of each edge, so the counting sort can visit edges by index.
+  std::vector<std::uint64_t> sources(g.edge_count());
+  for (std::uint64_t v = 0; v < g.vertex_count(); ++v) {
+    std::fill(sources.begin() + static_cast<std::ptrdiff_t>(g.offsets[v]),
+              sources.begin() + static_cast<std::ptrdiff_t>(g.offsets[v + 1]), v);
+  }
+  return scatter(
+      g.vertex_count(), g.edge_count(), g.weighted, add_reverse,
+      [&](std::uint64_t e) { return flip ? g.neighbors[e] : sources[e]; },
+      [&](std::uint64_t e) { return flip ? sources[e] : g.neighbors[e]; },
+      [&](std::uint64_t e) { return g.weighted ? g.weights[e] : 0.0f; });
+}
+
 }  // namespace
 
 csr build_csr(edge_list&& edges, bool add_reverse_edges) {
@@ -57,18 +73,9 @@ csr build_csr(edge_list&& edges, bool add_reverse_edges) {
       [&](std::uint64_t e) { return in.weighted ? in.weights[e] : 0.0f; });
 }
 
-csr with_reverse_edges(const csr& g) {
-  // Sources of each edge, so the counting sort can visit edges by index.
-  std::vector<std::uint64_t> sources(g.edge_count());
-  for (std::uint64_t v = 0; v < g.vertex_count(); ++v) {
-    std::fill(sources.begin() + static_cast<std::ptrdiff_t>(g.offsets[v]),
-              sources.begin() + static_cast<std::ptrdiff_t>(g.offsets[v + 1]), v);
-  }
-  return scatter(
-      g.vertex_count(), g.edge_count(), g.weighted, true,
-      [&](std::uint64_t e) { return sources[e]; }, [&](std::uint64_t e) { return g.neighbors[e]; },
-      [&](std::uint64_t e) { return g.weighted ? g.weights[e] : 0.0f; });
-}
+csr with_reverse_edges(const csr& g) { return rebuilt(g, false, true); }
+
+csr transposed(const csr& g) { return rebuilt(g, true, false); }
 
 void sort_lists(csr& g, bool dedup, unsigned threads) {
   const std::uint64_t n = g.vertex_count();

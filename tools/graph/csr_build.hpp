@@ -15,6 +15,10 @@ namespace bam::graph {
 /// `graph` with each edge's reverse added.
 [[nodiscard]] csr with_reverse_edges(const csr& graph);
 
+/// `graph` with every edge reversed: u's list holds the vertices with an edge into u (the
+/// in-lists PageRank's pull reads on a directed graph).
+[[nodiscard]] csr transposed(const csr& graph);
+
 /// Sorts each adjacency list by neighbour (then weight, so the order is total); with `dedup`
 /// keeps one edge per (u, v) pair, the one of smallest weight, and drops self loops.
 void sort_lists(csr& graph, bool dedup, unsigned threads);
