@@ -6,6 +6,7 @@
 #include "cache_bench.hpp"
 #include "ceilings.hpp"
 #include "file_bench.hpp"
+#include "graph_cpu_bench.hpp"
 #include "io_bench.hpp"
 #include "queue_bench.hpp"
 #include "translation_bench.hpp"
@@ -238,6 +239,35 @@ void add_file_bench(CLI::App& bench) {
   c->callback([o] { bench::run_file_bench(*o); });
 }
 
+// bench graph-cpu: the graph apps' CPU reference over the same .bcsr file (OpenMP, in memory).
+void add_graph_cpu_bench(CLI::App& bench) {
+  auto o = std::make_shared<bench::graph_cpu_bench_options>();
+  CLI::App* c = bench.add_subcommand(
+      "graph-cpu",
+      "CPU reference of the graph apps (direction-optimizing BFS, Afforest CC, pull PageRank; "
+      "OpenMP over the graph in memory), to compare bam's GPU apps with");
+  c->add_option("--graph", o->graph, "The .bcsr graph file")->required()->check(CLI::ExistingFile);
+  c->add_option("--app", o->app, "bfs, cc, pagerank or all")
+      ->check(CLI::IsMember({"bfs", "cc", "pagerank", "all"}))
+      ->capture_default_str();
+  c->add_option("--threads", o->threads, "OpenMP threads (0: every hardware thread)")
+      ->capture_default_str();
+  c->add_option("--sources", o->sources,
+                "BFS sources, drawn by --seed among vertices with out-edges")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  c->add_option("--seed", o->seed, "Seed of the BFS sources and CC's sampling")
+      ->capture_default_str();
+  c->add_option("--trials", o->trials, "Timed runs of each app (BFS: of each source)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  c->add_option("--iterations", o->iterations, "PageRank iterations (as bam pagerank's default)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  add_json_option(*c, o->json);
+  c->callback([o] { bench::run_graph_cpu_bench(*o); });
+}
+
 }  // namespace
 
 void add_bench_commands(CLI::App& app) {
@@ -285,6 +315,7 @@ void add_bench_commands(CLI::App& app) {
   add_io_bench(*bench);
   add_translation_bench(*bench);
   add_file_bench(*bench);
+  add_graph_cpu_bench(*bench);
 }
 
 }  // namespace bam::tools
