@@ -67,19 +67,23 @@ cmp -s a.u32 again.u32 || fail "vector-gen is not deterministic"
 cmp -s a.u32 b.u32 && fail "two seeds gave the same vector"
 
 # Late completions (past the command timeout) under eviction pressure: the sums, or an error
-# and no output; never wrong bytes with exit 0.
+# and no output; never wrong bytes with exit 0. The failed lines' passes again make most runs
+# succeed: at least one of three must.
+succeeded=0
 for seed in 1 2 3; do
   rm -f c.bin
   if "$bam" vector-add --a a.u64 --b b.u64 --out c.bin --dtype u64 --target cpu \
     --cache-bytes 64K --line-bytes 512 --io-timeout-ms 100 \
     --faults "late-rate=0.002,late-us=300000,seed=$seed" 2> log.txt; then
     cmp -s c.bin want.u64 || fail "late completions (seed $seed): exit 0 with wrong bytes"
+    succeeded=$((succeeded + 1))
   else
     [ ! -e c.bin ] || fail "late completions (seed $seed): failed but left an output"
     grep -q "error" log.txt || fail "late completions (seed $seed): no error message"
   fi
   ls -a | grep -q '^\.c\.bin' && fail "a temporary output was left behind"
 done
+[ $succeeded -gt 0 ] || fail "late completions: no run of three succeeded"
 
 # Refused before any work, with a reason, and no output.
 refuse() {  # refuse WORD args...: the command fails, says WORD, writes no c.bin

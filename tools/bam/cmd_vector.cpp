@@ -45,28 +45,39 @@ BAM_HD BAM_NOINLINE void flag_failure(std::uint32_t* failed) {
   atomic_ref<std::uint32_t>(*failed).store(1u, order::relaxed);
 }
 
-/// C[i] = A[i] + B[i] through bam arrays (cached, or views of memory). A thread adds `run`
-/// elements in a row, then strides: run 1 on a GPU (a warp's lanes read neighbours, one probe
-/// per line), 4 KiB of elements on the CPU (a worker runs its logical threads one after
-/// another, so a stride of one element would touch a new line at every access).
+/// C[i] = A[i] + B[i] through bam arrays (cached, or views of memory), over the chunks of a
+/// pass (a chunk is a cache line's elements); a chunk with an element that could not be read
+/// or stored is flagged in `failed` for the next pass. A thread adds `run` elements of a chunk
+/// in a row, then strides: run 1 on a GPU (a warp's lanes take neighbours, one probe per
+/// line), a whole chunk on the CPU (a worker runs its logical threads one after another, so a
+/// stride of one element would touch a new line at every access).
 template <class T>
 struct add_kernel {
   array_ref<const T> a;
   array_ref<const T> b;
   array_ref<T> c;
+  const std::uint64_t* chunks;  // the pass's chunks; null: every chunk
+  std::uint64_t chunk_count;
+  std::uint64_t chunk_elements;
+  std::uint64_t run;  // divides chunk_elements
   std::uint64_t count;
-  std::uint64_t run;
-  std::uint32_t* failed;
+  std::uint32_t* failed;  // a flag per chunk
 
   BAM_HD void operator()(thread_index t) const {
-    for (std::uint64_t r = t.id; r * run < count; r += t.count) {
-      const std::uint64_t end = (r + 1) * run < count ? (r + 1) * run : count;
-      for (std::uint64_t i = r * run; i < end; ++i) {
+    const std::uint64_t runs_per_chunk = chunk_elements / run;
+    const std::uint64_t total = chunk_count * runs_per_chunk;
+    for (std::uint64_t u = t.id; u < total; u += t.count) {
+      const std::uint64_t k = u / runs_per_chunk;
+      const std::uint64_t chunk = chunks ? chunks[k] : k;
+      const std::uint64_t first = chunk * chunk_elements + (u - k * runs_per_chunk) * run;
+      const std::uint64_t end = first + run < count ? first + run : count;
+      for (std::uint64_t i = first; i < end; ++i) {
         T x{};
         T y{};
         if (!a.try_read(i, x).ok() || !b.try_read(i, y).ok() ||
             !c.try_store(i, static_cast<T>(x + y)).ok()) {
-          flag_failure(failed);
+          flag_failure(failed + chunk);
+          break;
         }
       }
     }
@@ -158,7 +169,7 @@ void commit_output(graph::staged_file& out, const void* data, std::uint64_t byte
   out.commit();
 }
 
-/// Elements a thread adds in a row (add_kernel): 1 on a GPU, 4 KiB of them on the CPU.
+/// Elements a tile_add_kernel thread adds in a row: 1 on a GPU, 4 KiB of them on the CPU.
 template <class T>
 std::uint64_t run_of(const data_path& path) {
   return path.gpu() ? 1 : std::max<std::uint64_t>(1, 4096 / sizeof(T));
@@ -209,16 +220,20 @@ std::uint64_t settle(const vector_options& o, data_path& path, array<T>& c) {
   return held.total();
 }
 
-/// Runs the add kernel over arrays a, b, c until no access fails (at most 1 + retries passes:
-/// the kernel is idempotent), then flushes c; leaves nothing held and the runtime stopped.
-/// Throws bam::error when a pass still failed or the write-back did not succeed.
+/// Runs the add kernel over arrays a, b, c, then again over the chunks where an access failed
+/// (at most `retries` times: the add is idempotent), then flushes c; leaves nothing held and
+/// the runtime stopped. Throws bam::error when chunks still failed or the write-back did not
+/// succeed.
 template <class T>
 void add_passes(const vector_options& o, data_path& path, array<const T>& a, array<const T>& b,
                 array<T>& c, std::uint64_t n, add_result& r) {
   const bool gpu = path.gpu();
-  shared_buffer failed(gpu, 8);
-  const std::uint64_t run = run_of<T>(path);
-  const add_shape shape = shape_for(path, (n + run - 1) / run);
+  const std::uint64_t chunk_elements =
+      std::max<std::uint64_t>(1, (path.cache ? o.storage.line_bytes : 4096) / sizeof(T));
+  const std::uint64_t run = gpu ? 1 : chunk_elements;
+  const std::uint64_t chunks = (n + chunk_elements - 1) / chunk_elements;
+  shared_buffer failed(gpu, chunks * 4);
+  shared_buffer list(gpu, chunks * 8);
 #if defined(BAM_HAVE_CUDA)
   if (gpu) {
     path.runtime->preload({kernel_function<add_kernel<T>>()});
@@ -227,15 +242,28 @@ void add_passes(const vector_options& o, data_path& path, array<const T>& a, arr
 #endif
   path.start();
   std::vector<std::string> errors;
-  bool done = false;
+  auto record = [&](const auto& x) {
+    try {
+      x.check();
+    } catch (const error& e) {
+      errors.emplace_back(e.what());
+    }
+  };
+  std::vector<std::uint64_t> todo;
   const auto start = std::chrono::steady_clock::now();
-  for (unsigned pass = 0; pass <= o.retries && !done; ++pass) {
-    *failed.as<std::uint32_t>() = 0;
+  for (unsigned pass = 0; pass <= o.retries; ++pass) {
+    std::memset(failed.as<std::uint32_t>(), 0, chunks * 4);
+    std::copy(todo.begin(), todo.end(), list.as<std::uint64_t>());
+    const std::uint64_t count = pass == 0 ? chunks : todo.size();
+    const add_shape shape = shape_for(path, count * (chunk_elements / run));
     const add_kernel<T> k{a.ref_for_launch(shape.grid, shape.block),
                           b.ref_for_launch(shape.grid, shape.block),
                           c.ref_for_launch(shape.grid, shape.block),
-                          n,
+                          pass == 0 ? nullptr : list.as<std::uint64_t>(),
+                          count,
+                          chunk_elements,
                           run,
+                          n,
                           failed.as<std::uint32_t>()};
     if (!gpu) {
       launch(*path.stream, shape.grid, shape.block, k);
@@ -246,28 +274,25 @@ void add_passes(const vector_options& o, data_path& path, array<const T>& a, arr
       path.runtime->synchronize(path.runtime->stream(), 0, "the vector-add kernel");
 #endif
     }
-    auto record = [&](const auto& x) {
-      try {
-        x.check();
-      } catch (const error& e) {
-        errors.emplace_back(e.what());
-      }
-    };
     record(a);
     record(b);
     record(c);
-    done = *failed.as<std::uint32_t>() == 0;
-    if (done || !path.cache) break;
+    todo.clear();
+    for (std::uint64_t ch = 0; ch < chunks; ++ch) {
+      if (failed.as<std::uint32_t>()[ch] != 0) todo.push_back(ch);
+    }
+    if (todo.empty() || !path.cache) break;
     // Lines held by commands that timed out cannot be used again until those are done or
     // aborted.
     (void)settle(o, path, c);
     a.clear_failures();
     b.clear_failures();
     c.clear_failures();
-    std::fprintf(stderr, "# pass %u: accesses failed; adding again\n", pass + 1);
+    std::fprintf(stderr, "# pass %u: %zu of %" PRIu64 " lines failed; adding them again\n",
+                 pass + 1, todo.size(), chunks);
   }
   bool flushed = !path.cache;
-  for (unsigned attempt = 0; attempt <= o.retries && !flushed && done; ++attempt) {
+  for (unsigned attempt = 0; attempt <= o.retries && !flushed && todo.empty(); ++attempt) {
     try {
       c.flush();
       flushed = true;
@@ -282,9 +307,11 @@ void add_passes(const vector_options& o, data_path& path, array<const T>& a, arr
     throw error("bam vector-add: the cache still holds " + std::to_string(held) +
                 " buffer(s) 10 s after the add (a leak)");
   }
-  if (!done || !flushed) {
+  if (!todo.empty() || !flushed) {
     throw error("bam vector-add: '" + o.out + "' not written: " +
-                (done ? "the write-back did not succeed" : "accesses failed in every pass") +
+                (todo.empty() ? std::string("the write-back did not succeed")
+                              : std::to_string(todo.size()) + " line(s) still failed after " +
+                                    std::to_string(o.retries) + " retries") +
                 (errors.empty() ? std::string() : "; first error: " + errors.front()));
   }
 }
