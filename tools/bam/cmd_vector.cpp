@@ -288,8 +288,9 @@ void add_passes(const vector_options& o, data_path& path, array<const T>& a, arr
     a.clear_failures();
     b.clear_failures();
     c.clear_failures();
-    std::fprintf(stderr, "# pass %u: %zu of %" PRIu64 " lines failed; adding them again\n",
-                 pass + 1, todo.size(), chunks);
+    std::fprintf(stderr, "# pass %u: %zu of %" PRIu64 " lines failed (%s); adding them again\n",
+                 pass + 1, todo.size(), chunks,
+                 errors.empty() ? "no error recorded" : errors.back().c_str());
   }
   bool flushed = !path.cache;
   for (unsigned attempt = 0; attempt <= o.retries && !flushed && todo.empty(); ++attempt) {
