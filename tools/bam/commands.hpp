@@ -17,6 +17,7 @@ void add_plan_command(CLI::App& app);     // plan
 void add_app_commands(CLI::App& app);     // bfs, cc, pagerank
 void add_tenants_command(CLI::App& app);  // tenants
 void add_table_commands(CLI::App& app);   // table gen, query
+void add_vector_commands(CLI::App& app);  // vector-gen, vector-add
 
 /// Registers --json FILE on `command`; figures printed by the command are also written there.
 /// The file is checked as the options are parsed (output_file; missing folders are made).

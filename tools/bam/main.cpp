@@ -101,6 +101,7 @@ int main(int argc, char** argv) {
   bam::tools::add_app_commands(app);
   bam::tools::add_tenants_command(app);
   bam::tools::add_table_commands(app);
+  bam::tools::add_vector_commands(app);
 
   try {
     app.parse(argc, argv);
