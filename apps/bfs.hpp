@@ -63,8 +63,8 @@ struct bfs_options {
   /// The graph stores every edge both ways (the file's flag): bottom-up levels need it.
   bool symmetric = false;
   /// Go bottom-up when the frontier's edges exceed the unexplored edges / alpha; back top-down
-  /// when the frontier shrinks below n / beta vertices. Beamer's and GAP's values (15 and 18):
-  /// on kron and urand graphs they switch at the first large level and back for the tail.
+  /// when the frontier shrinks below n / beta vertices. Beamer's and GAP's values (15 and 18),
+  /// not tuned here (on the scale-18 Kronecker graph they take 3 of its 5 levels bottom-up).
   double alpha = 15;
   double beta = 18;
 };
