@@ -17,6 +17,15 @@ namespace bam::apps {
 /// Depth of a vertex the traversal has not reached.
 inline constexpr std::int32_t unreached = -1;
 
+/// The counters one BFS level's launches add to (the host reads them after the level).
+namespace bfs_counter {
+inline constexpr unsigned next_size = 0;   ///< vertices on the next frontier
+inline constexpr unsigned bad_ids = 1;     ///< neighbour ids >= n
+inline constexpr unsigned next_edges = 2;  ///< sum of the next frontier's degrees
+inline constexpr unsigned read = 3;        ///< entries bottom-up steps read
+inline constexpr unsigned count = 4;
+}  // namespace bfs_counter
+
 /// Claims unreached vertices for level `depth`: the first thread to claim one (a
 /// compare-exchange on its depth) gives it `depth` and appends it to the next frontier. Each
 /// vertex therefore enters one frontier, and each adjacency list is read once in the whole
@@ -26,9 +35,10 @@ inline constexpr std::int32_t unreached = -1;
 /// next launch only after this launch has finished (stream order publishes them); within the
 /// launch only the atomicity of each claim matters.
 struct bfs_claim {
-  std::int32_t* depths;     ///< n
-  std::uint64_t* next;      ///< room for n
-  std::uint64_t* counters;  ///< [0] next frontier size, [1] bad ids
+  std::int32_t* depths;          ///< n
+  std::uint64_t* next;           ///< room for n
+  std::uint64_t* counters;       ///< bfs_counter slots
+  const std::uint64_t* offsets;  ///< n + 1
   std::int32_t depth;
 
   BAM_HD void operator()(std::uint64_t v) const {
@@ -38,9 +48,19 @@ struct bfs_claim {
     std::int32_t expected = unreached;
     // relaxed: only atomicity matters (one winner); the launch boundary publishes the depth.
     if (!d.compare_exchange(expected, depth, order::relaxed)) return;
+    append(v);
+  }
+
+  /// Puts v, which this thread gave `depth`, on the next frontier and counts its edges (the
+  /// direction heuristic weighs the next level by them).
+  BAM_HD void append(std::uint64_t v) const {
     // relaxed: a slot index; the entry is read after the launch has finished.
-    const std::uint64_t slot = atomic_ref<std::uint64_t>(counters[0]).fetch_add(1, order::relaxed);
+    const std::uint64_t slot =
+        atomic_ref<std::uint64_t>(counters[bfs_counter::next_size]).fetch_add(1, order::relaxed);
     next[slot] = v;
+    // relaxed: a sum the host reads after the launch has finished.
+    atomic_ref<std::uint64_t>(counters[bfs_counter::next_edges])
+        .fetch_add(offsets[v + 1] - offsets[v], order::relaxed);
   }
 };
 
@@ -62,7 +82,8 @@ struct bfs_expand_kernel {
     for (std::uint64_t i = w.warp; i < frontier_size; i += w.warps) {
       const std::uint64_t u = frontier[i];
       if (!slice.holds_vertex(u)) continue;
-      for_each_neighbour(ids, w, slice, offsets[u], offsets[u + 1], n, &claim.counters[1], claim);
+      for_each_neighbour(ids, w, slice, offsets[u], offsets[u + 1], n,
+                         &claim.counters[bfs_counter::bad_ids], claim);
     }
   }
 };
@@ -88,7 +109,57 @@ struct bfs_scan_kernel {
       // relaxed: level-(depth-1) depths were written by earlier launches; a claim racing
       // with this load only turns unreached into `depth`, so every lane sees the same answer.
       if (atomic_ref<std::int32_t>(claim.depths[u]).load(order::relaxed) != level) continue;
-      for_each_neighbour(ids, w, slice, offsets[u], offsets[u + 1], n, &claim.counters[1], claim);
+      for_each_neighbour(ids, w, slice, offsets[u], offsets[u + 1], n,
+                         &claim.counters[bfs_counter::bad_ids], claim);
+    }
+  }
+};
+
+/// A bottom-up step (Beamer's direction-optimizing BFS) for level `depth`: a warp per unreached
+/// vertex of `slice`, in id order, reads the vertex's list only until it meets a neighbour at
+/// `depth - 1` (find_neighbour), and gives the vertex `depth`. Valid on a symmetric graph only,
+/// where a vertex's out-list is its in-list. When most vertices are reached from a large
+/// frontier, most lists are left after their first segment, so far fewer entries are read than
+/// a top-down step's expansion of every frontier list.
+///
+/// Exact for the same reason as the scan: a vertex found here gets `depth`, never `depth - 1`,
+/// so what one warp writes never changes another's answer, and the step finds exactly the
+/// unreached vertices with a neighbour at `depth - 1`. A list split over slices (tiling) is read
+/// a piece per launch; the later piece is skipped once the vertex has its depth.
+template <class View>
+struct bfs_bottom_up_kernel {
+  View ids;
+  const std::uint64_t* offsets;  ///< n + 1
+  edge_slice slice;
+  bfs_claim claim;
+  std::uint64_t n;
+
+  BAM_HD void operator()(thread_index t) const {
+    const warp_position w = warp_of(t);
+    const std::int32_t level = claim.depth - 1;
+    std::uint64_t read = 0;
+    for (std::uint64_t u = slice.vertex_begin + w.warp; u < slice.vertex_end; u += w.warps) {
+      // relaxed: only this warp writes u's depth during the launch (below, after every lane
+      // has loaded it), and earlier launches' writes are published by the launch boundary.
+      if (atomic_ref<std::int32_t>(claim.depths[u]).load(order::relaxed) != unreached) continue;
+      const bool found = find_neighbour(
+          ids, w, slice, offsets[u], offsets[u + 1], n, &claim.counters[bfs_counter::bad_ids], read,
+          [&](std::uint64_t v) {
+            // relaxed: depths of level - 1 were written by earlier launches; a racing write
+            // turns unreached into `depth`, which is not `level` either.
+            return atomic_ref<std::int32_t>(claim.depths[v]).load(order::relaxed) == level;
+          });
+      if (found && w.lane == 0) {
+        // relaxed: the host and later launches read it after this launch has finished; within
+        // it no other warp writes u, and readers only compare with `level`.
+        atomic_ref<std::int32_t>(claim.depths[u]).store(claim.depth, order::relaxed);
+        claim.append(u);
+      }
+    }
+    // Counted per warp (every lane holds the same count): one lane adds it.
+    if (w.lane == 0 && read > 0) {
+      // relaxed: a sum the host reads after the launch has finished.
+      atomic_ref<std::uint64_t>(claim.counters[bfs_counter::read]).fetch_add(read, order::relaxed);
     }
   }
 };

@@ -1,8 +1,9 @@
 #pragma once
 /// @file
 /// Connected-components kernels: a concurrent union-find (the hooking of Shiloach-Vishkin and
-/// ECL-CC, done asynchronously in one pass over the edges) and a final pointer jump. Portable
-/// (the app kernel model); the driver is cc.hpp.
+/// ECL-CC, done asynchronously in one pass over the edges), Afforest's sampling and finishing
+/// passes over the same forest, and a pointer jump. Portable (the app kernel model); the driver
+/// is cc.hpp.
 ///
 /// The forest lives in `parent` (n words, parent[v] = v for a root). Invariants, which hold at
 /// every moment of the hooking pass whatever the interleaving:
@@ -24,6 +25,23 @@
 #include "apps/kernel_support.hpp"
 
 namespace bam::apps {
+
+/// Entries of [begin, end) inside `slice`: what a walk over that range clipped to the slice
+/// reads.
+[[nodiscard]] BAM_HD inline std::uint64_t clipped_entries(const edge_slice& slice,
+                                                          std::uint64_t begin, std::uint64_t end) {
+  if (begin < slice.first) begin = slice.first;
+  if (end > slice.last) end = slice.last;
+  return end > begin ? end - begin : 0;
+}
+
+/// Adds a warp's count of entries read (the same in every lane) to counters[1], once.
+BAM_HD inline void add_entries_read(const warp_position& w, std::uint64_t* counters,
+                                    std::uint64_t read) {
+  if (w.lane != 0 || read == 0) return;
+  // relaxed: a sum the host reads after the launch has finished.
+  atomic_ref<std::uint64_t>(counters[1]).fetch_add(read, order::relaxed);
+}
 
 /// The forest's operations on one parent array.
 struct union_find_ref {
@@ -113,6 +131,99 @@ struct cc_compress_kernel {
       const std::uint64_t root = forest.find(v);
       atomic_ref<std::uint64_t>(forest.parent[v]).store(root, order::relaxed);  // see the file
     }
+  }
+};
+
+/// Afforest's sampling pass: a warp per vertex u of `slice` unites u with the first `rounds`
+/// entries of its list (those of them inside the slice), the whole of what it reads. On graphs
+/// with a giant component these few links already put most vertices in it (Sutton et al., IPDPS
+/// 2018), so the finishing pass can leave its lists unread. Self loops are skipped.
+template <class View>
+struct cc_sample_kernel {
+  View ids;
+  const std::uint64_t* offsets;
+  edge_slice slice;
+  union_find_ref forest;
+  std::uint64_t* counters;  ///< [0] bad ids, [1] entries read
+  std::uint64_t n;
+  std::uint64_t rounds;
+
+  BAM_HD void operator()(thread_index t) const {
+    const warp_position w = warp_of(t);
+    std::uint64_t read = 0;
+    for (std::uint64_t u = slice.vertex_begin + w.warp; u < slice.vertex_end; u += w.warps) {
+      const std::uint64_t begin = offsets[u];
+      const std::uint64_t end = offsets[u + 1] - begin > rounds ? begin + rounds : offsets[u + 1];
+      read += clipped_entries(slice, begin, end);
+      for_each_neighbour(ids, w, slice, begin, end, n, &counters[0], [&](std::uint64_t v) {
+        if (v != u) forest.unite(u, v);
+      });
+    }
+    add_entries_read(w, counters, read);
+  }
+};
+
+/// labels[i] = root of samples[i]: the host picks the most frequent root among them as the
+/// giant component without reading the whole forest back.
+struct cc_gather_roots_kernel {
+  union_find_ref forest;
+  const std::uint64_t* samples;
+  std::uint64_t* labels;
+  std::uint64_t count;
+
+  BAM_HD void operator()(thread_index t) const {
+    for (std::uint64_t i = t.id; i < count; i += t.count) labels[i] = forest.find(samples[i]);
+  }
+};
+
+/// in_giant[v] = 1 where v is in the component of `giant` after the sampling pass, else 0: the
+/// finishing pass reads this snapshot rather than asking the forest, which that pass changes,
+/// so every lane of a warp sees the same answer and the lists skipped do not depend on timing.
+struct cc_mark_giant_kernel {
+  union_find_ref forest;
+  std::uint8_t* in_giant;
+  std::uint64_t n;
+  std::uint64_t giant;
+
+  BAM_HD void operator()(thread_index t) const {
+    const std::uint64_t root = forest.find(giant);
+    for (std::uint64_t v = t.id; v < n; v += t.count) {
+      in_giant[v] = forest.find(v) == root ? 1 : 0;
+    }
+  }
+};
+
+/// Afforest's finishing pass: every vertex of `slice` outside the giant component unites
+/// itself with the entries of its list past the `rounds` sampled ones; the lists of the giant
+/// component's vertices are not read at all. Valid on a symmetric graph only: an edge {u, v}
+/// is then stored as u -> v and v -> u, and if both ends were skipped both were in the giant
+/// component already, so the edge is inside one component anyway; otherwise the end that was
+/// not skipped united it (or sampled it).
+template <class View>
+struct cc_finish_kernel {
+  View ids;
+  const std::uint64_t* offsets;
+  edge_slice slice;
+  union_find_ref forest;
+  std::uint64_t* counters;  ///< [0] bad ids, [1] entries read
+  std::uint64_t n;
+  std::uint64_t rounds;
+  const std::uint8_t* in_giant;  ///< cc_mark_giant_kernel's snapshot
+
+  BAM_HD void operator()(thread_index t) const {
+    const warp_position w = warp_of(t);
+    std::uint64_t read = 0;
+    for (std::uint64_t u = slice.vertex_begin + w.warp; u < slice.vertex_end; u += w.warps) {
+      if (in_giant[u] != 0) continue;
+      const std::uint64_t begin =
+          offsets[u + 1] - offsets[u] > rounds ? offsets[u] + rounds : offsets[u + 1];
+      const std::uint64_t end = offsets[u + 1];
+      read += clipped_entries(slice, begin, end);
+      for_each_neighbour(ids, w, slice, begin, end, n, &counters[0], [&](std::uint64_t v) {
+        if (v != u) forest.unite(u, v);
+      });
+    }
+    add_entries_read(w, counters, read);
   }
 };
 

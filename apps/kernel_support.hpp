@@ -152,6 +152,73 @@ BAM_HD void for_each_neighbour(const View& ids, const warp_position& w, const ed
   }
 }
 
+/// Every lane of the calling warp: the mask its collectives name. Kernels run whole warps
+/// (executors launch them) and loop over work in warp-uniform steps, so every lane is there.
+[[nodiscard]] BAM_HD inline std::uint32_t lanes_of(const warp_position& w) {
+  return w.width >= 32 ? ~0u : (1u << w.width) - 1u;
+}
+
+/// The entries of [begin, end) that a warp step starting at `base` reads: the same number in
+/// every lane, so one lane can count them for the warp.
+[[nodiscard]] BAM_HD inline std::uint64_t step_entries(std::uint64_t base, unsigned width,
+                                                       std::uint64_t begin, std::uint64_t end) {
+  const std::uint64_t from = base < begin ? begin : base;
+  const std::uint64_t to = end - base < width ? end : base + width;
+  return to > from ? to - from : 0;
+}
+
+/// The early-exit form of for_each_neighbour, for a search that needs one neighbour only
+/// (bottom-up BFS): the warp reads the list a step (one aligned 128-byte segment) at a time and
+/// stops after the first step in which some lane's `wanted(v)` is true, so entries past it are
+/// never read and lines past it never loaded. It does not read ahead: a line started ahead
+/// would mostly be one the search never needs. Returns whether a wanted neighbour was found (in
+/// every lane) and adds the entries the warp read to `entries_read` (in every lane). Every lane
+/// of the warp calls this for the same vertex (the ballot that ends a step names them all).
+template <class View, class Wanted>
+BAM_HD bool find_neighbour(const View& ids, const warp_position& w, const edge_slice& slice,
+                           std::uint64_t begin, std::uint64_t end, std::uint64_t n,
+                           std::uint64_t* bad_ids, std::uint64_t& entries_read, Wanted&& wanted) {
+  using id_type = typename View::value_type;
+  if (begin < slice.first) begin = slice.first;
+  if (end > slice.last) end = slice.last;
+  if (begin >= end) return false;
+  constexpr std::uint64_t per_segment = aligned_read_bytes / sizeof(id_type);
+  const std::uint64_t start = w.width > 1 ? begin - begin % per_segment : begin;
+  const std::uint32_t lanes = lanes_of(w);
+  auto cursor = ids.reader();
+  // Every lane runs the same steps (the loop bound is the same in every lane): the ballot
+  // names the whole warp.
+  for (std::uint64_t base = start; base < end; base += w.width) {
+    const std::uint64_t e = base + w.lane;
+    const bool mine = e >= begin && e < end;
+    // A lane past either end of the list reads an entry of it that the step reads anyway (the
+    // same aligned segment, so the same line) and ignores it: the array's reads are warp
+    // collectives, and a lane that went on to the ballot instead would leave the others
+    // waiting in them (as a software warp's active_mask does).
+    const std::uint64_t at = e < begin ? begin : (e < end ? e : end - 1);
+    bool hit = false;
+    id_type id;
+    const bool read = cursor.try_read(at, id).ok();
+    // As in for_each_neighbour: a dense frame pin must not be held while the warp waits for
+    // lanes that may miss.
+    if constexpr (requires { ids.dense(); }) {
+      if (e + w.width >= end && ids.dense()) cursor.drop();
+    }
+    if (mine && read) {
+      const std::uint64_t v = id;
+      if (v >= n) {
+        // relaxed: a count the host reads after the launch has finished.
+        atomic_ref<std::uint64_t>(*bad_ids).fetch_add(1, order::relaxed);
+      } else {
+        hit = wanted(v);
+      }
+    }
+    entries_read += step_entries(base, w.width, begin, end);
+    if (warp::ballot(lanes, hit) != 0) return true;
+  }
+  return false;
+}
+
 /// data[i] = value for every i < n.
 template <class T>
 struct fill_kernel {

@@ -28,20 +28,19 @@ constexpr std::uint64_t list_only = 0;
 constexpr std::uint64_t scan_only = ~std::uint64_t{0};
 constexpr std::uint64_t by_size = bfs_options{}.scan_divisor;
 
-// Runs BFS from `source` on `path` and checks depths and counts against the reference.
+// Runs BFS from `source` on `path` and checks depths, counts and the entries read against the
+// reference.
 void expect_reference_depths(const std::filesystem::path& path, std::uint64_t source,
-                             const storage_shape& shape, std::uint64_t divisor) {
+                             const storage_shape& shape, std::uint64_t divisor,
+                             const bfs_variant& variant) {
   SCOPED_TRACE(path.filename().string() + " from " + std::to_string(source) + " on " +
-               to_string(shape));
+               to_string(shape) + ", " + variant.name);
   const graph::csr g = graph::read_csr(path);
+  const graph::bcsr_header header = graph::read_header(path);
   app_request request = bfs_from(source);
   request.bfs_scan_divisor = divisor;
+  variant.apply(request);
   const app_outcome out = run_app(path, shape, request);
-  if (divisor == list_only) {
-    EXPECT_EQ(out.bfs.scanned_levels, 0u);
-  } else if (divisor == scan_only) {
-    EXPECT_EQ(out.bfs.scanned_levels, out.bfs.level_vertices.size());
-  }
   const std::vector<std::int32_t> expected = reference_bfs(g, source);
   ASSERT_EQ(out.bfs.depths, expected);
   std::uint64_t reached = 0;
@@ -56,18 +55,39 @@ void expect_reference_depths(const std::filesystem::path& path, std::uint64_t so
   std::uint64_t in_levels = 0;
   for (const std::uint64_t k : out.bfs.level_vertices) in_levels += k;
   EXPECT_EQ(in_levels, reached);
+  const bool optimizing = variant.algorithm == bfs_algorithm::direction_optimizing;
+  EXPECT_EQ(out.bfs.fell_back, optimizing && !header.symmetric());
+  if (!optimizing || !header.symmetric()) {
+    EXPECT_EQ(out.bfs.algorithm, bfs_algorithm::top_down);
+    EXPECT_EQ(out.bfs.bottom_up_levels, 0u);
+    // Every reached list is read once, whole.
+    EXPECT_EQ(out.bfs.edges_read, degrees);
+  } else {
+    EXPECT_EQ(out.bfs.algorithm, bfs_algorithm::direction_optimizing);
+  }
+  if (optimizing && header.symmetric() && variant.alpha == always) {
+    EXPECT_EQ(out.bfs.bottom_up_levels, out.bfs.level_vertices.size());
+    EXPECT_EQ(out.bfs.edges_read, reference_bottom_up_reads(g, expected));
+  } else if (out.bfs.bottom_up_levels == 0 && divisor == list_only) {
+    EXPECT_EQ(out.bfs.scanned_levels, 0u);
+  } else if (out.bfs.bottom_up_levels == 0 && divisor == scan_only) {
+    EXPECT_EQ(out.bfs.scanned_levels, out.bfs.level_vertices.size());
+  }
   if (!shape.host_memory) {
-    // Every adjacency list is read once: the bytes asked for are those of the reached lists.
-    EXPECT_EQ(out.stats.bytes_requested, degrees * graph::read_header(path).id_bytes);
+    // The entries counted are the entries the cache was asked for.
+    EXPECT_EQ(out.stats.bytes_requested, out.bfs.edges_read * header.id_bytes);
   }
 }
 
-// The same with every expansion strategy.
+// The same with every algorithm and every top-down expansion strategy.
 void expect_reference_depths(const std::filesystem::path& path, std::uint64_t source,
                              const storage_shape& shape = {}) {
-  for (const std::uint64_t divisor : {by_size, list_only, scan_only}) {
-    SCOPED_TRACE("scan divisor " + std::to_string(divisor));
-    expect_reference_depths(path, source, shape, divisor);
+  for (const bfs_variant& variant : bfs_variants) {
+    for (const std::uint64_t divisor : {by_size, list_only, scan_only}) {
+      if (variant.alpha == always && divisor != by_size) continue;  // no level is top-down
+      SCOPED_TRACE("scan divisor " + std::to_string(divisor));
+      expect_reference_depths(path, source, shape, divisor, variant);
+    }
   }
 }
 
@@ -86,8 +106,9 @@ TEST(AppBfs, MatchesTheReferenceOnGeneratedGraphs) {
 
 TEST(AppBfs, MatchesTheReferenceOnHandMadeGraphsFromEveryFormat) {
   temp_dir dir;
-  const std::vector<edge_graph> graphs = {mixed_graph(), long_path(1500, 7), many_tiny(2000, 7),
-                                          directed_forward(1500, 4000, 7), star(3000)};
+  const std::vector<edge_graph> graphs = {mixed_graph(),      long_path(1500, 7),
+                                          many_tiny(2000, 7), directed_forward(1500, 4000, 7),
+                                          star(3000),         giant_with_oddities(2000, 7)};
   for (const edge_graph& eg : graphs) {
     const graph::csr expected_graph = eg.to_csr();
     for (const auto format :

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -20,10 +21,14 @@ app_request cc() {
   return r;
 }
 
-void expect_reference_labels(const std::filesystem::path& path, const storage_shape& shape = {}) {
-  SCOPED_TRACE(path.filename().string() + " on " + to_string(shape));
+void expect_reference_labels(const std::filesystem::path& path, cc_algorithm algorithm,
+                             const storage_shape& shape) {
+  SCOPED_TRACE(path.filename().string() + " on " + to_string(shape) + ", " + to_string(algorithm));
   const graph::csr g = graph::read_csr(path);
-  const app_outcome out = run_app(path, shape, cc());
+  const graph::bcsr_header header = graph::read_header(path);
+  app_request request = cc();
+  request.cc = algorithm;
+  const app_outcome out = run_app(path, shape, request);
   const std::vector<std::uint64_t> expected = reference_cc(g);
   ASSERT_EQ(out.cc.labels, expected);
   std::vector<std::uint64_t> sizes(g.vertex_count(), 0);
@@ -37,6 +42,23 @@ void expect_reference_labels(const std::filesystem::path& path, const storage_sh
   EXPECT_EQ(out.cc.components, components);
   EXPECT_EQ(out.cc.largest, largest);
   EXPECT_EQ(out.cc.edges_traversed, g.edge_count());
+  const bool afforest = algorithm == cc_algorithm::afforest && header.symmetric();
+  EXPECT_EQ(out.cc.algorithm, afforest ? cc_algorithm::afforest : cc_algorithm::union_find);
+  EXPECT_EQ(out.cc.fell_back, algorithm == cc_algorithm::afforest && !header.symmetric());
+  if (afforest) {
+    EXPECT_EQ(out.cc.edges_read, reference_afforest_reads(g, 2, out.cc.giant_sample));
+  } else {
+    EXPECT_EQ(out.cc.edges_read, g.edge_count());
+  }
+  if (!shape.host_memory) {
+    EXPECT_EQ(out.stats.bytes_requested, out.cc.edges_read * header.id_bytes);
+  }
+}
+
+void expect_reference_labels(const std::filesystem::path& path, const storage_shape& shape = {}) {
+  for (const cc_algorithm algorithm : cc_algorithms) {
+    expect_reference_labels(path, algorithm, shape);
+  }
 }
 
 TEST(AppCc, MatchesTheReferenceOnGeneratedGraphs) {
@@ -52,8 +74,9 @@ TEST(AppCc, MatchesTheReferenceOnGeneratedGraphs) {
 
 TEST(AppCc, MatchesTheReferenceOnHandMadeGraphsFromEveryFormat) {
   temp_dir dir;
-  const std::vector<edge_graph> graphs = {mixed_graph(), long_path(1500, 3), many_tiny(2000, 3),
-                                          directed_forward(1500, 1200, 3), star(3000)};
+  const std::vector<edge_graph> graphs = {mixed_graph(),      long_path(1500, 3),
+                                          many_tiny(2000, 3), directed_forward(1500, 1200, 3),
+                                          star(3000),         giant_with_oddities(2000, 3)};
   for (const edge_graph& eg : graphs) {
     for (const auto format :
          {input_format::bcsr, input_format::el, input_format::mtx, input_format::bel}) {

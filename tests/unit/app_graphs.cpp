@@ -70,6 +70,27 @@ edge_graph long_path(std::uint64_t n, std::uint64_t seed) {
   return g;
 }
 
+edge_graph giant_with_oddities(std::uint64_t n, std::uint64_t seed) {
+  edge_graph g{"giant_with_oddities", n, {}};
+  const std::vector<std::uint64_t> ids = shuffled_ids(n, seed);
+  std::mt19937_64 rng(seed + 2);
+  // The giant component: 80% of the vertices, a random tree plus as many random chords.
+  const std::uint64_t giant = n * 4 / 5;
+  for (std::uint64_t i = 1; i < giant; ++i) both_ways(g, ids[i], ids[rng() % i]);
+  for (std::uint64_t i = 0; i < giant; ++i) both_ways(g, ids[rng() % giant], ids[rng() % giant]);
+  // Duplicates (both ways, so the graph stays symmetric) and self loops inside it.
+  for (std::uint64_t i = 0; i < giant / 10; ++i) {
+    const auto [u, v] = g.edges[rng() % g.edges.size()];
+    both_ways(g, u, v);
+    const std::uint64_t w = ids[rng() % giant];
+    g.edges.emplace_back(w, w);
+  }
+  // Pairs, then isolated vertices (the last tenth).
+  const std::uint64_t paired_end = giant + (n - giant) / 2 / 2 * 2;
+  for (std::uint64_t i = giant; i + 1 < paired_end; i += 2) both_ways(g, ids[i], ids[i + 1]);
+  std::shuffle(g.edges.begin(), g.edges.end(), rng);
+  return g;
+}
 edge_graph many_tiny(std::uint64_t n, std::uint64_t seed) {
   edge_graph g{"many_tiny", n, {}};
   const std::vector<std::uint64_t> ids = shuffled_ids(n, seed);

@@ -78,10 +78,16 @@ void run_on(Exec& exec, const graph_file& g, const Edges& edges, const app_reque
   switch (request.app) {
     case app_request::kind::bfs:
       out.bfs = run_bfs(exec, g.offset_span(), edges,
-                        {.source = request.source, .scan_divisor = request.bfs_scan_divisor});
+                        {.source = request.source,
+                         .scan_divisor = request.bfs_scan_divisor,
+                         .algorithm = request.bfs,
+                         .symmetric = g.symmetric(),
+                         .alpha = request.bfs_alpha,
+                         .beta = request.bfs_beta});
       break;
     case app_request::kind::cc:
-      out.cc = run_cc(exec, g.offset_span(), edges, {.symmetric = g.symmetric()});
+      out.cc = run_cc(exec, g.offset_span(), edges,
+                      {.symmetric = g.symmetric(), .algorithm = request.cc});
       break;
     case app_request::kind::pagerank:
       out.pagerank = run_pagerank(exec, g.offset_span(), edges,

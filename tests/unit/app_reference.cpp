@@ -25,6 +25,49 @@ std::vector<std::int32_t> reference_bfs(const graph::csr& g, std::uint64_t sourc
   return depth;
 }
 
+std::uint64_t reference_bottom_up_reads(const graph::csr& g,
+                                        const std::vector<std::int32_t>& depths) {
+  const std::int32_t deepest = *std::max_element(depths.begin(), depths.end());
+  std::uint64_t reads = 0;
+  // Levels 1 .. deepest + 1: the last finds nothing and ends the traversal.
+  for (std::int32_t d = 1; d <= deepest + 1; ++d) {
+    for (std::uint64_t u = 0; u < g.vertex_count(); ++u) {
+      if (depths[u] >= 0 && depths[u] < d) continue;  // reached before level d
+      for (std::uint64_t e = g.offsets[u]; e < g.offsets[u + 1]; ++e) {
+        ++reads;
+        if (depths[g.neighbors[e]] == d - 1) break;
+      }
+    }
+  }
+  return reads;
+}
+
+std::uint64_t reference_afforest_reads(const graph::csr& g, std::uint64_t rounds,
+                                       std::uint64_t giant) {
+  const std::uint64_t n = g.vertex_count();
+  std::vector<std::uint64_t> parent(n);
+  for (std::uint64_t v = 0; v < n; ++v) parent[v] = v;
+  auto root = [&](std::uint64_t v) {
+    while (parent[v] != v) v = parent[v];
+    return v;
+  };
+  std::uint64_t reads = 0;
+  for (std::uint64_t u = 0; u < n; ++u) {
+    const std::uint64_t sampled = std::min(g.degree(u), rounds);
+    reads += sampled;
+    for (std::uint64_t e = g.offsets[u]; e < g.offsets[u] + sampled; ++e) {
+      const std::uint64_t a = root(u);
+      const std::uint64_t b = root(g.neighbors[e]);
+      parent[std::max(a, b)] = std::min(a, b);
+    }
+  }
+  const std::uint64_t giant_root = root(giant);
+  for (std::uint64_t u = 0; u < n; ++u) {
+    if (root(u) != giant_root) reads += g.degree(u) - std::min(g.degree(u), rounds);
+  }
+  return reads;
+}
+
 std::vector<std::uint64_t> reference_cc(const graph::csr& g) {
   const std::uint64_t n = g.vertex_count();
   std::vector<std::vector<std::uint64_t>> undirected(n);

@@ -96,14 +96,32 @@ TEST_P(AppStorageMatrix, EveryAppMatchesTheReference) {
     const graph::csr g = graph::read_csr(path);
     const std::uint64_t source = max_degree_vertex(g.offsets);
 
-    app_request bfs;
-    bfs.source = source;
-    const app_outcome b = run_app(path, c.shape, bfs);
-    EXPECT_EQ(b.bfs.depths, reference_bfs(g, source));
+    const std::vector<std::int32_t> depths = reference_bfs(g, source);
+    app_outcome b;
+    for (const bfs_variant& variant : bfs_variants) {
+      SCOPED_TRACE(variant.name);
+      app_request bfs;
+      bfs.source = source;
+      variant.apply(bfs);
+      b = run_app(path, c.shape, bfs);
+      EXPECT_EQ(b.bfs.depths, depths);
+      if (!c.shape.host_memory) {
+        EXPECT_EQ(b.stats.bytes_requested, b.bfs.edges_read * c.id_bytes);
+      }
+    }
 
-    app_request cc;
-    cc.app = app_request::kind::cc;
-    EXPECT_EQ(run_app(path, c.shape, cc).cc.labels, reference_cc(g));
+    const std::vector<std::uint64_t> labels = reference_cc(g);
+    for (const cc_algorithm algorithm : cc_algorithms) {
+      SCOPED_TRACE(to_string(algorithm));
+      app_request cc;
+      cc.app = app_request::kind::cc;
+      cc.cc = algorithm;
+      const app_outcome out = run_app(path, c.shape, cc);
+      EXPECT_EQ(out.cc.labels, labels);
+      if (!c.shape.host_memory) {
+        EXPECT_EQ(out.stats.bytes_requested, out.cc.edges_read * c.id_bytes);
+      }
+    }
 
     app_request pr;
     pr.app = app_request::kind::pagerank;

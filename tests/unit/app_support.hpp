@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <span>
 #include <string>
 #include <utility>
@@ -34,6 +35,18 @@ std::vector<std::uint64_t> reference_cc(const graph::csr& g);
 /// dangling/n), ranks from 1/n.
 std::vector<double> reference_pagerank(const graph::csr& g, unsigned iterations, double damping);
 
+/// Adjacency entries a BFS that takes every level bottom-up reads on a CPU thread (a warp of
+/// one lane), given the true depths: at level d every vertex not reached before it reads its
+/// list up to and including the first neighbour at depth d - 1, or all of it.
+std::uint64_t reference_bottom_up_reads(const graph::csr& g,
+                                        const std::vector<std::int32_t>& depths);
+
+/// Adjacency entries Afforest reads with `rounds` sampled neighbours when the sample voted for
+/// `giant` (a vertex): the first `rounds` entries of every list, and the rest of every list of
+/// a vertex outside the component of `giant` in the graph of the sampled edges alone.
+std::uint64_t reference_afforest_reads(const graph::csr& g, std::uint64_t rounds,
+                                       std::uint64_t giant);
+
 /// L1 distance and largest absolute difference.
 struct rank_error {
   double l1 = 0;
@@ -62,6 +75,9 @@ struct edge_graph {
 edge_graph mixed_graph();
 /// One long path through a shuffled vertex order, stored both ways: one component, deep BFS.
 edge_graph long_path(std::uint64_t n, std::uint64_t seed);
+/// A giant component (80% of the vertices) with duplicate edges and self loops, pairs, and
+/// isolated vertices, stored both ways (symmetric), lists in shuffled order.
+edge_graph giant_with_oddities(std::uint64_t n, std::uint64_t seed);
 /// Many components of 1 to 4 vertices with shuffled ids, stored both ways.
 edge_graph many_tiny(std::uint64_t n, std::uint64_t seed);
 /// A directed graph (edges only from lower to higher ids) with sinks: not symmetric.
@@ -120,6 +136,10 @@ struct app_request {
   enum class kind { bfs, cc, pagerank } app = kind::bfs;
   std::uint64_t source = 0;
   std::uint64_t bfs_scan_divisor = bfs_options{}.scan_divisor;
+  bfs_algorithm bfs = bfs_options{}.algorithm;
+  double bfs_alpha = bfs_options{}.alpha;
+  double bfs_beta = bfs_options{}.beta;
+  cc_algorithm cc = cc_options{}.algorithm;
   unsigned iterations = 20;
   double tolerance = 0;
   pagerank_algorithm pagerank = pagerank_algorithm::push;
@@ -127,6 +147,30 @@ struct app_request {
   unsigned software_warp_width = 0;  ///< > 1: run the kernels on software warps of this width
   unsigned software_warps = 4;
 };
+
+/// BFS as each algorithm runs it: direction-optimizing with its default switch, with every
+/// level bottom-up (the switch forced both ways), and top-down.
+struct bfs_variant {
+  const char* name;
+  bfs_algorithm algorithm;
+  double alpha;
+  double beta;
+
+  void apply(app_request& r) const {
+    r.bfs = algorithm;
+    r.bfs_alpha = alpha;
+    r.bfs_beta = beta;
+  }
+};
+inline constexpr double always = std::numeric_limits<double>::infinity();
+inline constexpr bfs_variant bfs_default{"do", bfs_algorithm::direction_optimizing,
+                                         bfs_options{}.alpha, bfs_options{}.beta};
+inline constexpr bfs_variant bfs_bottom_up{"bottom-up", bfs_algorithm::direction_optimizing, always,
+                                           always};
+inline constexpr bfs_variant bfs_top_down{"top-down", bfs_algorithm::top_down, bfs_options{}.alpha,
+                                          bfs_options{}.beta};
+inline constexpr bfs_variant bfs_variants[] = {bfs_default, bfs_bottom_up, bfs_top_down};
+inline constexpr cc_algorithm cc_algorithms[] = {cc_algorithm::afforest, cc_algorithm::union_find};
 
 struct app_outcome {
   bfs_result bfs;

@@ -24,15 +24,25 @@ void expect_all_apps_match(const std::filesystem::path& path, const storage_shap
   app_request r;
   r.software_warp_width = width;
   r.source = max_degree_vertex(g.offsets);
-  const app_outcome b = run_app(path, shape, r);
-  EXPECT_EQ(b.bfs.depths, reference_bfs(g, r.source));
-  if (!shape.host_memory && shape.mode == cache_mode::optimized && shape.line_bytes >= width * 8) {
-    // Lanes reading one line share a probe (or keep their pin).
-    EXPECT_GT(b.stats.coalesced + b.stats.reused, 0u);
+  const std::vector<std::int32_t> depths = reference_bfs(g, r.source);
+  for (const bfs_variant& variant : bfs_variants) {
+    SCOPED_TRACE(variant.name);
+    variant.apply(r);
+    const app_outcome b = run_app(path, shape, r);
+    EXPECT_EQ(b.bfs.depths, depths);
+    if (!shape.host_memory && shape.mode == cache_mode::optimized &&
+        shape.line_bytes >= width * 8) {
+      // Lanes reading one line share a probe (or keep their pin).
+      EXPECT_GT(b.stats.coalesced + b.stats.reused, 0u);
+    }
   }
 
   r.app = app_request::kind::cc;
-  EXPECT_EQ(run_app(path, shape, r).cc.labels, reference_cc(g));
+  for (const cc_algorithm algorithm : cc_algorithms) {
+    SCOPED_TRACE(to_string(algorithm));
+    r.cc = algorithm;
+    EXPECT_EQ(run_app(path, shape, r).cc.labels, reference_cc(g));
+  }
 
   r.app = app_request::kind::pagerank;
   r.iterations = 3;
@@ -47,7 +57,8 @@ TEST(AppWarps, KernelsOnSoftwareWarpsMatchTheReference) {
   const std::vector<std::filesystem::path> paths = {
       make_generated(dir.path(), graph::graph_kind::kron, 8, 8, 6, 8),
       make_bcsr(star(700), input_format::bcsr, dir.path(), 4),
-      make_bcsr(mixed_graph(), input_format::bcsr, dir.path(), 8)};
+      make_bcsr(mixed_graph(), input_format::bcsr, dir.path(), 8),
+      make_bcsr(giant_with_oddities(600, 4), input_format::bcsr, dir.path(), 4)};
   for (const auto& path : paths) {
     for (const auto mode : {cache_mode::optimized, cache_mode::naive}) {
       storage_shape shape;

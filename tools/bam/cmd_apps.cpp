@@ -63,8 +63,10 @@ struct app_options {
   std::optional<std::uint64_t> source;
   std::string depths_out;
   std::uint64_t scan_divisor = apps::bfs_options{}.scan_divisor;
+  std::string bfs_algorithm = apps::to_string(apps::bfs_options{}.algorithm);
   // cc
   std::string labels_out;
+  std::string cc_algorithm = apps::to_string(apps::cc_options{}.algorithm);
   // pagerank
   std::string ranks_out;
   unsigned iterations = 20;
@@ -265,6 +267,9 @@ struct figures {
   std::string what;  // one phrase: what the app did
   double seconds = 0;
   std::uint64_t edges_traversed = 0;
+  // Adjacency entries the app read (BFS bottom-up levels and Afforest read fewer than they
+  // traverse); what the bytes moved are weighed against.
+  std::uint64_t edges_read = 0;
   edge_report io;
   // The memory backends: bytes of the 128-byte segments of the lists the app read (modelled).
   std::uint64_t segment_bytes = 0;
@@ -371,7 +376,7 @@ void report(const app_options& o, const run_graph& file, const session& s, const
   std::ostream& out = results_to_stdout ? std::cerr : std::cout;
   const double mteps =
       f.seconds > 0 ? static_cast<double>(f.edges_traversed) / f.seconds / 1e6 : 0.0;
-  const std::uint64_t needed = f.edges_traversed * s.graph.id_bytes();
+  const std::uint64_t needed = f.edges_read * s.graph.id_bytes();
   const moved_bytes moved = bytes_moved(f);
   const double amplification = ratio(static_cast<double>(moved.bytes), static_cast<double>(needed));
   std::optional<device_use> use;
@@ -389,6 +394,11 @@ void report(const app_options& o, const run_graph& file, const session& s, const
   row("cache", describe_cache(o, s));
   for (const auto& [key, value] : f.lines) row(key, value);
   row("edges traversed", num(f.edges_traversed));
+  row("edges read", num(f.edges_read) + " of the graph's " + num(s.graph.edge_count()) + " (" +
+                        fixed(100 * ratio(static_cast<double>(f.edges_read),
+                                          static_cast<double>(s.graph.edge_count())),
+                              1) +
+                        "%: adjacency entries read from the neighbour source)");
   row("time", fixed(f.seconds, 3) + " s (the app's launches" + (f.io.tiles ? " and copies" : "") +
                   "; " + fixed(total_seconds, 2) + " s in all with generating and loading)");
   row("MTEPS", fixed(mteps, 2) + " (edges traversed / time / 10^6)");
@@ -529,6 +539,8 @@ void report(const app_options& o, const run_graph& file, const session& s, const
   j.field("seconds", f.seconds)
       .field("total_seconds", total_seconds)
       .field("edges_traversed", f.edges_traversed)
+      .field("edges_read", f.edges_read)
+      .field("graph_edges", s.graph.edge_count())
       .field("mteps", mteps)
       .field("bytes_needed", needed)
       .field("bytes_moved", moved.bytes)
@@ -625,14 +637,26 @@ void run_bfs_command(const app_options& o) {
   const std::uint64_t source =
       o.source ? *o.source : apps::max_degree_vertex(s->graph.offset_span());
   auto [r, io] = run_on_edges(o, *s, [&](auto& exec, const auto& edges) {
-    return apps::run_bfs(exec, s->graph.offset_span(), edges,
-                         {.source = source, .scan_divisor = o.scan_divisor});
+    return apps::run_bfs(
+        exec, s->graph.offset_span(), edges,
+        {.source = source,
+         .scan_divisor = o.scan_divisor,
+         .algorithm = o.bfs_algorithm == "top-down" ? apps::bfs_algorithm::top_down
+                                                    : apps::bfs_algorithm::direction_optimizing,
+         .symmetric = s->graph.symmetric()});
   });
-  figures f{"bfs",     "breadth-first search from vertex " + num(source),
-            r.seconds, r.edges_traversed,
-            io,        0,
-            {},        {}};
-  if (o.storage.backend == "host-memory" || o.storage.backend == "device-memory") {
+  figures f{"bfs",
+            "breadth-first search from vertex " + num(source),
+            r.seconds,
+            r.edges_traversed,
+            r.edges_read,
+            io,
+            0,
+            {},
+            {}};
+  // The model counts whole lists: a top-down traversal's reads only.
+  if ((o.storage.backend == "host-memory" || o.storage.backend == "device-memory") &&
+      r.algorithm == apps::bfs_algorithm::top_down) {
     f.segment_bytes =
         segment_bytes(s->graph.offset_span(), s->graph.id_bytes(),
                       [&](std::uint64_t u) { return r.depths[u] != apps::unreached; });
@@ -640,13 +664,25 @@ void run_bfs_command(const app_options& o) {
   const std::uint64_t degree = s->graph.offsets[source + 1] - s->graph.offsets[source];
   f.lines.emplace_back("source", "vertex " + num(source) + " (degree " + num(degree) +
                                      (o.source ? ", --source)" : ", the highest; --source V)"));
+  f.lines.emplace_back(
+      "algorithm",
+      std::string(apps::to_string(r.algorithm)) +
+          (r.fell_back ? " (--algorithm do asked for, but a directed graph has no in-lists to "
+                         "search bottom-up: top-down)"
+           : r.algorithm == apps::bfs_algorithm::direction_optimizing
+               ? " (direction-optimizing: " + num(r.bottom_up_levels) +
+                     " levels bottom-up; --algorithm top-down for the other)"
+               : " (--algorithm do for direction-optimizing)"));
   f.lines.emplace_back("levels", num(r.level_vertices.size()) + " (vertices per level: " +
                                      list_sizes(r.level_vertices) + "; " + num(r.scanned_levels) +
-                                     " expanded by a scan in vertex order)");
+                                     " top-down by a scan in vertex order)");
   f.lines.emplace_back("reached",
                        num(r.reached) + " of " + num(s->graph.vertex_count()) + " vertices");
   f.json = [&](json_writer& j) {
     j.field("source", source)
+        .field("algorithm", std::string(apps::to_string(r.algorithm)))
+        .field("algorithm_fell_back", r.fell_back)
+        .field("bottom_up_levels", r.bottom_up_levels)
         .field("reached", r.reached)
         .field("scan_divisor", o.scan_divisor)
         .field("scanned_levels", r.scanned_levels)
@@ -665,17 +701,36 @@ void run_cc_command(const app_options& o) {
   run_graph file(o);
   auto s = std::make_unique<session>(o, file);
   auto [r, io] = run_on_edges(o, *s, [&](auto& exec, const auto& edges) {
-    return apps::run_cc(exec, s->graph.offset_span(), edges, {.symmetric = s->graph.symmetric()});
+    return apps::run_cc(
+        exec, s->graph.offset_span(), edges,
+        {.symmetric = s->graph.symmetric(),
+         .algorithm = o.cc_algorithm == "union-find" ? apps::cc_algorithm::union_find
+                                                     : apps::cc_algorithm::afforest});
   });
-  figures f{"cc", "connected components", r.seconds, r.edges_traversed, io, 0, {}, {}};
-  if (o.storage.backend == "host-memory" || o.storage.backend == "device-memory") {
+  figures f{"cc", "connected components", r.seconds, r.edges_traversed, r.edges_read, io, 0, {},
+            {}};
+  // The model counts whole lists: union-find's reads only.
+  if ((o.storage.backend == "host-memory" || o.storage.backend == "device-memory") &&
+      r.algorithm == apps::cc_algorithm::union_find) {
     f.segment_bytes = segment_bytes(s->graph.offset_span(), s->graph.id_bytes(),
                                     [](std::uint64_t) { return true; });
   }
+  f.lines.emplace_back(
+      "algorithm",
+      std::string(apps::to_string(r.algorithm)) +
+          (r.fell_back ? " (--algorithm afforest asked for, but a directed graph's lists cannot "
+                         "be skipped: union-find over every edge)"
+           : r.algorithm == apps::cc_algorithm::afforest
+               ? " (2 sampled neighbours per vertex, then the lists outside the sampled giant "
+                 "component; --algorithm union-find for one pass over every edge)"
+               : " (one pass over every edge; --algorithm afforest reads less)"));
   f.lines.emplace_back("components", num(r.components) + " (largest: " + num(r.largest) +
                                          " vertices; edges taken as undirected)");
   f.json = [&](json_writer& j) {
-    j.field("components", r.components).field("largest_component", r.largest);
+    j.field("algorithm", std::string(apps::to_string(r.algorithm)))
+        .field("algorithm_fell_back", r.fell_back)
+        .field("components", r.components)
+        .field("largest_component", r.largest);
   };
   report(o, file, *s, f, apps::seconds_since(start), o.labels_out == "-");
   if (!o.labels_out.empty()) apps::write_labels(o.labels_out, r.labels);
@@ -728,10 +783,12 @@ void run_pagerank_command(const app_options& o) {
   auto [r, io] = run_on_edges(read, *s, [&](auto& exec, const auto& edges) {
     return apps::run_pagerank(exec, s->graph.offset_span(), edges, p);
   });
+  // Every iteration reads every list: entries read are the entries traversed.
   figures f{"pagerank",
             std::string("PageRank (") + (pull ? "pull" : "push") + "), " +
                 std::to_string(r.iterations) + " iterations",
             r.seconds,
+            r.edges_traversed,
             r.edges_traversed,
             io,
             0,
@@ -812,6 +869,12 @@ void add_app_commands(CLI::App& app) {
         ->type_name("N")
         ->transform(whole_number())
         ->capture_default_str();
+    c->add_option("--algorithm", o->bfs_algorithm,
+                  "do: direction-optimizing (large levels bottom-up: each unreached vertex reads "
+                  "its list only until it meets the frontier; symmetric graphs, a directed one "
+                  "runs top-down); top-down: every level expands the frontier's lists")
+        ->check(CLI::IsMember({"do", "top-down"}))
+        ->capture_default_str();
     c->add_option("--depths-out", o->depths_out,
                   "Write each vertex's depth (-1: unreached), one per line, to FILE ('-': stdout)")
         ->type_name("FILE")
@@ -826,6 +889,12 @@ void add_app_commands(CLI::App& app) {
         "Trusts the graph's symmetric flag (a symmetric graph is read one way only); "
         "`bam graph info` checks it");
     add_common(*c, *o);
+    c->add_option("--algorithm", o->cc_algorithm,
+                  "afforest: link 2 sampled neighbours per vertex, then read only the lists "
+                  "outside the sampled giant component (symmetric graphs, a directed one runs "
+                  "union-find); union-find: one pass over every edge")
+        ->check(CLI::IsMember({"afforest", "union-find"}))
+        ->capture_default_str();
     c->add_option("--labels-out", o->labels_out,
                   "Write each vertex's label (the smallest vertex of its component), one per line, "
                   "to FILE ('-': stdout)")

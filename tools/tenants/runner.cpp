@@ -92,7 +92,9 @@ void run_once(Exec& exec, const tenant_spec& t, const tenant_data& data, const t
     const apps::array_edges<Id> edges(ids, a.lines);
     const std::span<const std::uint64_t> offsets = data.graph()->offset_span();
     if (t.kind == tenant_kind::bfs) {
-      apps::bfs_result r = apps::run_bfs(exec, offsets, edges, {.source = data.bfs_source()});
+      apps::bfs_result r =
+          apps::run_bfs(exec, offsets, edges,
+                        {.source = data.bfs_source(), .symmetric = data.graph()->symmetric()});
       digest = digest_of(r.depths);
       if (first && config.keep_outputs) out.depths = std::move(r.depths);
     } else {

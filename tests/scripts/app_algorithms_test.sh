@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# bam bfs --algorithm and bam cc --algorithm end to end: both algorithms give the same depths
+# and labels, the JSON names the algorithm that ran with edges_read beside graph_edges, the
+# default reads fewer entries on a symmetric Kronecker graph, and a directed graph falls back.
+set -euo pipefail
+bam=${1:-$(cd "$(dirname "$0")/../.." && pwd)/build/cpu/bam}
+bam=$(realpath "$bam")
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+fail() { echo "app_algorithms_test: $*" >&2; exit 1; }
+# One field of a flat JSON object or of the object under "result".
+field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); \
+r=d.get('result',{}); print(r[sys.argv[2]] if sys.argv[2] in r else d[sys.argv[2]])" "$1" "$2"; }
+
+"$bam" graph gen --kind kron --scale 12 --degree 8 --out g.bcsr >/dev/null 2>&1
+"$bam" bfs --graph g.bcsr --depths-out do.txt --json do.json > do.log 2>&1
+"$bam" bfs --graph g.bcsr --algorithm top-down --depths-out td.txt --json td.json \
+  >/dev/null 2>&1
+cmp do.txt td.txt || fail "bfs depths differ between do and top-down"
+[ "$(field do.json algorithm)" = do ] || fail "bfs JSON does not name do"
+[ "$(field td.json algorithm)" = top-down ] || fail "bfs JSON does not name top-down"
+[ "$(field td.json edges_read)" = "$(field td.json edges_traversed)" ] ||
+  fail "top-down did not read each reached list once"
+[ "$(field do.json edges_read)" -lt "$(field td.json edges_read)" ] ||
+  fail "do read no fewer entries than top-down"
+grep -q "edges read" do.log || fail "the bfs summary does not give the entries read"
+grep -q "bottom-up" do.log || fail "the bfs summary does not say how many levels went bottom-up"
+
+"$bam" cc --graph g.bcsr --labels-out af.txt --json af.json >/dev/null 2>&1
+"$bam" cc --graph g.bcsr --algorithm union-find --labels-out uf.txt --json uf.json >/dev/null 2>&1
+cmp af.txt uf.txt || fail "cc labels differ between afforest and union-find"
+[ "$(field af.json algorithm)" = afforest ] || fail "cc JSON does not name afforest"
+[ "$(field uf.json edges_read)" = "$(field uf.json graph_edges)" ] ||
+  fail "union-find did not read every entry once"
+[ "$(field af.json edges_read)" -lt "$(field uf.json edges_read)" ] ||
+  fail "afforest read no fewer entries than union-find"
+
+# A directed graph: both fall back, and say so.
+printf '0 1\n1 2\n2 0\n3 1\n4 5\n' > d.el
+"$bam" graph convert --in d.el --out d.bcsr >/dev/null 2>&1
+"$bam" bfs --graph d.bcsr --source 3 --depths-out dd.txt --json dd.json > dd.log 2>&1
+[ "$(field dd.json algorithm)" = top-down ] || fail "bfs on a directed graph did not run top-down"
+[ "$(field dd.json algorithm_fell_back)" = True ] || fail "bfs on a directed graph hid its fallback"
+[ "$(tr '\n' ' ' < dd.txt)" = "3 1 2 0 -1 -1 " ] || fail "bfs depths on the directed graph: $(cat dd.txt)"
+grep -q "directed graph" dd.log || fail "the bfs summary does not say why it fell back"
+"$bam" cc --graph d.bcsr --labels-out dl.txt --json dl.json >/dev/null 2>&1
+[ "$(field dl.json algorithm)" = union-find ] || fail "cc on a directed graph did not run union-find"
+[ "$(tr '\n' ' ' < dl.txt)" = "0 0 0 0 4 4 " ] || fail "cc labels on the directed graph: $(cat dl.txt)"
+echo "app_algorithms_test: ok"

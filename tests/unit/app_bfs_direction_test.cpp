@@ -1,0 +1,96 @@
+// Direction-optimizing BFS: it takes large levels bottom-up on symmetric graphs and reads fewer
+// adjacency entries than top-down for the same depths; on a directed graph it falls back to
+// top-down and says so; its switch parameters are checked.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include <bam/error.hpp>
+#include <bam/graph/csr.hpp>
+
+#include "app_support.hpp"
+#include "apps/graph_file.hpp"
+
+namespace bam::apps::testing {
+namespace {
+
+app_outcome run_bfs_as(const std::filesystem::path& path, std::uint64_t source,
+                       const bfs_variant& variant, const storage_shape& shape = {}) {
+  app_request r;
+  r.app = app_request::kind::bfs;
+  r.source = source;
+  variant.apply(r);
+  return run_app(path, shape, r);
+}
+
+TEST(AppBfsDirection, ReadsFewerEntriesThanTopDownOnAKroneckerGraph) {
+  temp_dir dir;
+  const auto path = make_generated(dir.path(), graph::graph_kind::kron, 12, 16, 2, 4);
+  const graph::csr g = graph::read_csr(path);
+  const std::uint64_t source = max_degree_vertex(g.offsets);
+  const app_outcome optimizing = run_bfs_as(path, source, bfs_default);
+  const app_outcome top_down = run_bfs_as(path, source, bfs_top_down);
+  ASSERT_EQ(optimizing.bfs.depths, reference_bfs(g, source));
+  ASSERT_EQ(top_down.bfs.depths, optimizing.bfs.depths);
+  EXPECT_EQ(optimizing.bfs.algorithm, bfs_algorithm::direction_optimizing);
+  EXPECT_GT(optimizing.bfs.bottom_up_levels, 0u);
+  EXPECT_LT(optimizing.bfs.bottom_up_levels, optimizing.bfs.level_vertices.size());
+  // The large middle levels find most parents in a list's first entries.
+  EXPECT_LT(optimizing.bfs.edges_read * 4, top_down.bfs.edges_read);
+  EXPECT_EQ(top_down.bfs.edges_read, top_down.bfs.edges_traversed);
+  // And the cache is asked for that many fewer bytes.
+  EXPECT_LT(optimizing.stats.bytes_requested * 4, top_down.stats.bytes_requested);
+}
+
+TEST(AppBfsDirection, EveryLevelBottomUpMatchesTheReferenceOnAGiantComponentWithOddities) {
+  temp_dir dir;
+  const auto path = make_bcsr(giant_with_oddities(3000, 5), input_format::bcsr, dir.path(), 4);
+  ASSERT_TRUE(graph::read_header(path).symmetric());
+  const graph::csr g = graph::read_csr(path);
+  for (const std::uint64_t source : {max_degree_vertex(g.offsets), std::uint64_t{0}}) {
+    const app_outcome out = run_bfs_as(path, source, bfs_bottom_up);
+    const std::vector<std::int32_t> expected = reference_bfs(g, source);
+    ASSERT_EQ(out.bfs.depths, expected);
+    EXPECT_EQ(out.bfs.bottom_up_levels, out.bfs.level_vertices.size());
+    EXPECT_EQ(out.bfs.edges_read, reference_bottom_up_reads(g, expected));
+  }
+}
+
+TEST(AppBfsDirection, FallsBackToTopDownOnADirectedGraph) {
+  temp_dir dir;
+  const auto path = make_bcsr(directed_forward(1200, 5000, 9), input_format::bcsr, dir.path(), 8);
+  ASSERT_FALSE(graph::read_header(path).symmetric());
+  const graph::csr g = graph::read_csr(path);
+  const app_outcome out = run_bfs_as(path, 0, bfs_bottom_up);
+  // Bottom-up would search out-lists for in-neighbours and miss vertices: top-down instead.
+  EXPECT_EQ(out.bfs.depths, reference_bfs(g, 0));
+  EXPECT_TRUE(out.bfs.fell_back);
+  EXPECT_EQ(out.bfs.algorithm, bfs_algorithm::top_down);
+  EXPECT_EQ(out.bfs.bottom_up_levels, 0u);
+  EXPECT_EQ(out.bfs.edges_read, out.bfs.edges_traversed);
+}
+
+TEST(AppBfsDirection, TopDownAskedForNeverGoesBottomUp) {
+  temp_dir dir;
+  const auto path = make_generated(dir.path(), graph::graph_kind::urand, 10, 16, 2, 8);
+  const app_outcome out = run_bfs_as(path, 3, bfs_top_down);
+  EXPECT_FALSE(out.bfs.fell_back);
+  EXPECT_EQ(out.bfs.algorithm, bfs_algorithm::top_down);
+  EXPECT_EQ(out.bfs.bottom_up_levels, 0u);
+}
+
+TEST(AppBfsDirection, RejectsASwitchThatIsNotPositive) {
+  temp_dir dir;
+  const auto path = make_bcsr(star(100), input_format::bcsr, dir.path(), 8);
+  EXPECT_THROW(
+      (void)run_bfs_as(path, 0, {"zero alpha", bfs_algorithm::direction_optimizing, 0, 18}),
+      input_error);
+  EXPECT_THROW(
+      (void)run_bfs_as(path, 0, {"negative beta", bfs_algorithm::direction_optimizing, 15, -1}),
+      input_error);
+}
+
+}  // namespace
+}  // namespace bam::apps::testing
