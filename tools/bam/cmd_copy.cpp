@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -25,6 +24,7 @@
 #endif
 
 #include "bam/commands.hpp"
+#include "bam/settle_holds.hpp"
 #include "bam/shared_buffer.hpp"
 #include "bam/storage_options.hpp"
 #include "common/sizes.hpp"
@@ -131,36 +131,6 @@ struct copy_outcome {
   std::vector<std::string> errors;
 };
 
-/// Waits for what the cache holds for commands that may still run to come back (their late
-/// completions are drained by a flush), bounded by a few command timeouts; then aborts the
-/// commands that never completed (a dropped completion never comes), which gives their buffers
-/// back. Between launches only. Returns what is still held.
-template <class T>
-cache_holds settle(const copy_options& o, data_path& path, array<T>& out) {
-  cache_holds held = path.cache->held_resources();
-  if (held.total() == 0) return held;
-  const std::uint64_t timeout_ms = o.storage.io_timeout_ms ? o.storage.io_timeout_ms : 30'000;
-  const auto until =
-      std::chrono::steady_clock::now() +
-      std::chrono::milliseconds(std::min<std::uint64_t>(3 * timeout_ms + 1000, 10'000));
-  while (held.total() != 0 && std::chrono::steady_clock::now() < until) {
-    try {
-      out.flush();
-    } catch (const error&) {
-    }
-    held = path.cache->held_resources();
-  }
-  if (held.total() != 0 && path.storage) {
-    const std::uint32_t released = path.reset_queues();
-    std::fprintf(stderr,
-                 "# reset the queues to abort commands that never completed: %u hold(s) given "
-                 "back\n",
-                 released);
-    held = path.cache->held_resources();
-  }
-  return held;
-}
-
 /// Copies `in` to `out` a line's elements at a time, retrying the lines that failed, then
 /// flushes `out`; waits (bounded) for the cache to give back every buffer held by a command
 /// that may still run, and stops the GPU runtime.
@@ -213,7 +183,7 @@ copy_outcome copy_passes(const copy_options& o, data_path& path, array<const T>&
     if (r.todo.empty()) break;
     // Lines held by commands that timed out cannot be retried until those are done or
     // aborted.
-    (void)settle(o, path, out);
+    (void)settle_holds(o.storage, path, out);
     in.clear_failures();
     out.clear_failures();
     std::fprintf(stderr, "# pass %u: %zu of %" PRIu64 " lines failed; trying them again\n",
@@ -227,7 +197,7 @@ copy_outcome copy_passes(const copy_options& o, data_path& path, array<const T>&
       r.errors.emplace_back(e.what());
     }
   }
-  const cache_holds held = settle(o, path, out);
+  const cache_holds held = settle_holds(o.storage, path, out);
   std::fprintf(stderr,
                "# held after: %" PRIu64 " lines, %" PRIu64 " frame slots, %" PRIu64
                " bounce buffers (pinned lines %" PRIu64 ", frames held %" PRIu64

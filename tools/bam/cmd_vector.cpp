@@ -29,6 +29,7 @@
 #endif
 
 #include "bam/commands.hpp"
+#include "bam/settle_holds.hpp"
 #include "bam/shared_buffer.hpp"
 #include "bam/storage_options.hpp"
 #include "common/json_writer.hpp"
@@ -196,31 +197,6 @@ add_shape shape_for(const data_path& path, std::uint64_t runs) {
   return {static_cast<std::uint32_t>(threads / block), static_cast<std::uint32_t>(block)};
 }
 
-/// Waits (bounded) for what the cache holds for commands that may still run to come back (a
-/// flush drains late completions), then aborts the commands that never completed, which gives
-/// their buffers back. Between launches only. Returns what is still held.
-template <class T>
-std::uint64_t settle(const vector_options& o, data_path& path, array<T>& c) {
-  if (!path.cache) return 0;
-  cache_holds held = path.cache->held_resources();
-  const std::uint64_t timeout_ms = o.storage.io_timeout_ms ? o.storage.io_timeout_ms : 30'000;
-  const auto until =
-      std::chrono::steady_clock::now() +
-      std::chrono::milliseconds(std::min<std::uint64_t>(3 * timeout_ms + 1000, 10'000));
-  while (held.total() != 0 && std::chrono::steady_clock::now() < until) {
-    try {
-      c.flush();
-    } catch (const error&) {
-    }
-    held = path.cache->held_resources();
-  }
-  if (held.total() != 0 && path.storage) {
-    (void)path.reset_queues();
-    held = path.cache->held_resources();
-  }
-  return held.total();
-}
-
 /// Runs the add kernel over arrays a, b, c, then again over the chunks where an access failed
 /// (at most `retries` times: the add is idempotent), then flushes c; leaves nothing held and
 /// the runtime stopped. Throws bam::error when chunks still failed or the write-back did not
@@ -285,7 +261,7 @@ void add_passes(const vector_options& o, data_path& path, array<const T>& a, arr
     if (todo.empty() || !path.cache) break;
     // Lines held by commands that timed out cannot be used again until those are done or
     // aborted.
-    (void)settle(o, path, c);
+    (void)settle_holds(o.storage, path, c);
     a.clear_failures();
     b.clear_failures();
     c.clear_failures();
@@ -303,7 +279,7 @@ void add_passes(const vector_options& o, data_path& path, array<const T>& a, arr
     }
   }
   r.seconds = since(start);
-  const std::uint64_t held = settle(o, path, c);
+  const std::uint64_t held = settle_holds(o.storage, path, c).total();
   if (path.runtime) path.runtime->stop();
   if (held != 0) {
     throw error("bam vector-add: the cache still holds " + std::to_string(held) +

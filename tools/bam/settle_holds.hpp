@@ -1,0 +1,52 @@
+#pragma once
+/// @file
+/// What `bam copy` and `bam vector-add` do between launches before they check that the cache
+/// gave back every buffer: late completions drained, commands that never complete aborted.
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+
+#include <bam/array.hpp>
+#include <bam/cache/stats.hpp>
+#include <bam/error.hpp>
+
+#include "bam/storage_options.hpp"
+
+namespace bam::tools {
+
+/// Waits for what the cache holds for commands that may still run to come back (a flush of
+/// `out` drains their late completions), bounded by three command timeouts plus a second and
+/// at most 10 s; then aborts the commands that never completed (a dropped completion never
+/// comes) by resetting the queues, which gives their buffers back, and says so on standard
+/// error. Between launches only. Returns what is still held (nothing without a cache).
+template <class T>
+cache_holds settle_holds(const storage_options& o, data_path& path, array<T>& out) {
+  if (!path.cache) return {};
+  cache_holds held = path.cache->held_resources();
+  if (held.total() == 0) return held;
+  const std::uint64_t timeout_ms = o.io_timeout_ms ? o.io_timeout_ms : 30'000;
+  const auto until =
+      std::chrono::steady_clock::now() +
+      std::chrono::milliseconds(std::min<std::uint64_t>(3 * timeout_ms + 1000, 10'000));
+  while (held.total() != 0 && std::chrono::steady_clock::now() < until) {
+    try {
+      out.flush();
+    } catch (const error&) {
+      // A flush that fails still drained what came back; the caller's own flush reports.
+    }
+    held = path.cache->held_resources();
+  }
+  if (held.total() != 0 && path.storage) {
+    const std::uint32_t released = path.reset_queues();
+    std::fprintf(stderr,
+                 "# reset the queues to abort commands that never completed: %u hold(s) given "
+                 "back\n",
+                 released);
+    held = path.cache->held_resources();
+  }
+  return held;
+}
+
+}  // namespace bam::tools
