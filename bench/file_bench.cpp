@@ -189,7 +189,7 @@ phase_result raw(const file_bench_options& o, const block_picker& pick, bool pat
   file_storage disk(file_bench_disk(o, false));
   disk.start();
   const device_set_ref set = disk.ref();
-  const std::uint64_t threads = std::uint64_t{o.io_threads} * o.depth;
+  const std::uint64_t threads = kernel_threads(o);
   void* memory = nullptr;
   if (::posix_memalign(&memory, 4096, threads * o.block) != 0) throw error("no memory");
   std::unique_ptr<void, decltype(&std::free)> hold(memory, &std::free);
@@ -217,7 +217,7 @@ phase_result cached(const file_bench_options& o, const block_picker& pick, bool 
                     std::uint64_t bytes) {
   file_storage disk(file_bench_disk(o, false));
   disk.start();
-  const std::uint64_t threads = std::uint64_t{o.io_threads} * o.depth;
+  const std::uint64_t threads = kernel_threads(o);
   host_stream stream(static_cast<unsigned>(threads));
   page_cache cache({.line_bytes = o.block, .capacity_bytes = o.cache_bytes}, stream);
   array<const std::uint64_t> a(cache, disk.ref(), {.count = bytes / 8, .name = o.file});
@@ -254,7 +254,8 @@ file_storage_config file_bench_disk(const file_bench_options& o, bool gpu) {
   c.io_threads = o.io_threads;
   c.io_depth = o.depth;
   c.queues_per_device = std::max<std::uint32_t>(8, o.io_threads);
-  c.queue_depth = std::max<std::uint32_t>(256, 2 * o.depth * o.io_threads);
+  c.queue_depth = std::max<std::uint32_t>(
+      256, static_cast<std::uint32_t>(std::min<std::uint64_t>(2 * kernel_threads(o), 4096)));
   if (gpu) c.max_transfer_bytes = 256u << 10;
   c.gpu = gpu;
   return c;
@@ -279,16 +280,18 @@ void run_file_bench(const file_bench_options& o) {
   const bool patterned = holds_pattern(o.file, bytes);
   const std::uint64_t streams = std::uint64_t{o.io_threads} * o.depth;
   const block_picker pick{blocks, streams, o.pattern == "random", 0x5eedu};
+  // The kernel threads' streams: one per thread, so sequential streams do not overlap.
+  const block_picker kernel_pick{blocks, kernel_threads(o), o.pattern == "random", 0x5eedu};
 
   std::vector<phase_result> phases;
   phases.push_back(ceiling(o, pick, patterned));
   if (o.target == "gpu") {
-    for (file_phase& p : run_file_phases_gpu(o, pick, patterned, blocks * o.block)) {
+    for (file_phase& p : run_file_phases_gpu(o, kernel_pick, patterned, blocks * o.block)) {
       phases.push_back(std::move(p));
     }
   } else {
-    phases.push_back(raw(o, pick, patterned));
-    phases.push_back(cached(o, pick, patterned, blocks * o.block));
+    phases.push_back(raw(o, kernel_pick, patterned));
+    phases.push_back(cached(o, kernel_pick, patterned, blocks * o.block));
   }
 
   // The ceiling again, so a disk whose rate drifts during the run (a cloud disk's burst
@@ -298,10 +301,10 @@ void run_file_bench(const file_bench_options& o) {
   const double base = std::max(phases.front().rate(), phases.back().rate());
   std::printf(
       "bam bench file: '%s' (%s), %s %s reads, %u I/O threads x depth %u, %s, "
-      "kernel threads on the %s%s\n",
+      "%u kernel thread(s) per slot on the %s%s\n",
       o.file.c_str(), tools::format_bytes(static_cast<double>(bytes)).c_str(),
       tools::format_bytes(o.block).c_str(), o.pattern.c_str(), o.io_threads, o.depth,
-      o.io_engine.c_str(), o.target == "gpu" ? "GPU" : "CPU",
+      o.io_engine.c_str(), o.threads_per_slot, o.target == "gpu" ? "GPU" : "CPU",
       patterned ? "; every read checked" : "");
   std::printf("  %-52s %12s %10s %10s %16s\n", "phase", "reads/s", "GB/s", "of ceiling",
               "CPU s / M reads");
@@ -324,6 +327,7 @@ void run_file_bench(const file_bench_options& o) {
         .field("pattern", o.pattern)
         .field("io_threads", o.io_threads)
         .field("depth", o.depth)
+        .field("threads_per_slot", o.threads_per_slot)
         .field("io_engine", o.io_engine)
         .field("target", o.target)
         .field("cache_bytes", o.cache_bytes)

@@ -27,6 +27,9 @@ struct file_bench_options {
   std::string pattern = "random";  ///< random | seq
   std::uint32_t depth = 64;        ///< in flight per I/O thread (the ceiling's per ring)
   std::uint32_t io_threads = 2;    ///< ceiling threads and the backend's I/O threads
+  /// Kernel threads per I/O slot (io_threads x depth slots): more than one keeps commands
+  /// waiting in bam's queues while the disk holds `depth` per thread, as the ceiling does.
+  std::uint32_t threads_per_slot = 1;
   std::string io_engine = "io_uring";
   double seconds = 5;
   std::uint64_t cache_bytes = 64ull << 20;
@@ -35,6 +38,11 @@ struct file_bench_options {
 };
 
 void run_file_bench(const file_bench_options& o);
+
+/// The kernel threads of the bam phases: io_threads x depth x threads_per_slot.
+[[nodiscard]] inline std::uint64_t kernel_threads(const file_bench_options& o) {
+  return std::uint64_t{o.io_threads} * o.depth * o.threads_per_slot;
+}
 
 /// What one phase did.
 struct file_phase {

@@ -69,7 +69,7 @@ file_phase phase_of(const char* name, const read_counts& c, double seconds,
 std::vector<file_phase> run_file_phases_gpu(const file_bench_options& o, const block_picker& pick,
                                             bool patterned, std::uint64_t bytes) {
   std::vector<file_phase> phases;
-  const std::uint64_t threads = std::uint64_t{o.io_threads} * o.depth;
+  const std::uint64_t threads = kernel_threads(o);
   const auto duration = static_cast<std::uint64_t>(o.seconds * 1e9);
   {
     gpu_runtime rt(plain_runtime());

@@ -110,6 +110,7 @@ fixture build_fixture(const shape& s, std::uint32_t epoch_slots, Alloc&& alloc, 
   p.resident = static_cast<std::uint64_t*>(alloc(words * 8));
   p.busy = static_cast<std::uint64_t*>(alloc(words * 8));
   p.dirty = static_cast<std::uint64_t*>(alloc(words * 8));
+  p.abandoned = static_cast<std::uint64_t*>(alloc(words * 8));
   p.owner = static_cast<std::uint64_t*>(alloc(frames * 8));
   p.referenced = static_cast<std::uint32_t*>(alloc(frames * 4));
   p.resident_count = static_cast<std::uint32_t*>(alloc(frames * 4));

@@ -40,6 +40,9 @@ class cpu_executor final : public cache_executor {
     std::uint32_t failure = 0;
     launch(stream_, 1, stream_.workers(), flush_lines{cache, slot, &failure});
     stream_.synchronize();
+    // The late completions of abandoned commands give back what they held; between launches
+    // no other thread would drain them.
+    device_drain(slot.set);
     if (failure != 0) return io_status::from_bits(failure);
     io_where where;
     const io_status s = device_flush(slot.set, where);

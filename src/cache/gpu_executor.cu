@@ -14,12 +14,15 @@ namespace bam::detail {
 
 namespace {
 
-/// FLUSHes every device of a set from one GPU thread (the queues live in GPU memory).
+/// Drains every queue of a set (the late completions of abandoned commands give back what
+/// they held: between launches no other thread would drain them), then FLUSHes every device
+/// from one GPU thread (the queues live in GPU memory).
 struct flush_devices {
   device_set_ref set;
   error_record* errors;
   std::uint32_t* failure;
   BAM_HD void operator()(thread_index t) const {
+    device_drain(set, static_cast<std::uint32_t>(t.id), static_cast<std::uint32_t>(t.count));
     if (t.id != 0 || set.devices == 0) return;
     io_where where;
     const io_status s = device_flush(set, where);

@@ -184,7 +184,7 @@ struct page_cache::impl {
     const cache::mosaic::frame_pool_view& f = mem.frames;
     for (void* p :
          {static_cast<void*>(f.state), static_cast<void*>(f.resident), static_cast<void*>(f.busy),
-          static_cast<void*>(f.dirty), static_cast<void*>(f.owner),
+          static_cast<void*>(f.dirty), static_cast<void*>(f.abandoned), static_cast<void*>(f.owner),
           static_cast<void*>(f.referenced), static_cast<void*>(f.resident_count),
           static_cast<void*>(f.hand), static_cast<void*>(f.epoch),
           static_cast<void*>(f.epoch_slots), static_cast<void*>(f.epoch_scan)}) {
@@ -272,6 +272,7 @@ void page_cache::init_frames() {
   f.resident = static_cast<std::uint64_t*>(m.alloc(words * 8));
   f.busy = static_cast<std::uint64_t*>(m.alloc(words * 8));
   f.dirty = static_cast<std::uint64_t*>(m.alloc(words * 8));
+  f.abandoned = static_cast<std::uint64_t*>(m.alloc(words * 8));
   f.owner = static_cast<std::uint64_t*>(m.alloc(frames * 8));
   f.referenced = static_cast<std::uint32_t*>(m.alloc(frames * 4));
   f.resident_count = static_cast<std::uint32_t*>(m.alloc(frames * 4));

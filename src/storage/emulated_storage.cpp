@@ -284,17 +284,17 @@ std::uint32_t emulated_storage::reset_queue(std::uint32_t device, std::uint32_t 
     throw input_error("reset_queue: no queue " + std::to_string(queue) + " on device " +
                       std::to_string(device));
   }
+  const std::uint64_t i = std::uint64_t{device} * m.config.queues_per_device + queue;
+  // The controller forgets the queue's commands: none of the abandoned ones can run now, so
+  // what their buffers held goes back before their records are wiped. Queues in GPU memory
+  // (and the words their holds name) are changed by a kernel of the GPU controller's.
+  std::uint32_t released = 0;
   if (m.gpu) {
-    m.gpu->reset_queue(device, queue);
+    released = m.gpu->reset_queue(device, queue);
   } else {
     m.cpu->reset_queue(device, queue);
+    if (m.queue_memory == memory_kind::host) released = m.queues[i].release_abandoned_holds();
   }
-  const std::uint64_t i = std::uint64_t{device} * m.config.queues_per_device + queue;
-  // The controller forgot the queue's commands: none of the abandoned ones can run now, so
-  // what their buffers held goes back before their records are wiped. (Only on the CPU path:
-  // queues that GPU threads use hold words of GPU memory, which this thread cannot change.)
-  std::uint32_t released = 0;
-  if (m.queue_memory == memory_kind::host) released = m.queues[i].release_abandoned_holds();
   m.zero_queue_memory(i * m.queue_bytes, m.queue_bytes);
   return released;
 }

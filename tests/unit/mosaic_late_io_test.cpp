@@ -189,6 +189,60 @@ TEST_P(MosaicLateIo, ALateFrameWriteBackNeverLandsOnAnotherPiece) {
   EXPECT_GT(r.ssd->stats().total().late, 0u);
 }
 
+/// A fault seed under which a device's first command is dropped and its next `after` are not.
+std::uint64_t seed_with_first_command_dropped(fault_plan plan, std::uint64_t after) {
+  const auto read = nvme::make_rw(nvme::io_opcode::read, 1, 0, 1, 0x1000, 0);
+  for (plan.seed = 1;; ++plan.seed) {
+    bool fits = emulated::decide_fault(plan, read, 0, 0).drop;
+    for (std::uint64_t c = 1; fits && c <= after; ++c) {
+      fits = !emulated::decide_fault(plan, read, 0, c).drop;
+    }
+    if (fits) return plan.seed;
+  }
+}
+
+TEST_P(MosaicLateIo, EvictionPassesOverAFrameHeldByADroppedLoad) {
+  // Eight frames. The load of piece 0 is dropped: its slot stays busy for a completion that
+  // never comes, so emptying its frame would wait out the whole victim deadline (30 s here)
+  // before the search moved on. Pieces 1-7 take the free frames; every later piece must
+  // evict one of those at once instead.
+  storage_config s = timing_out(20 * ms);
+  s.faults.drop_rate = 0.01;
+  s.faults.seed = seed_with_first_command_dropped(s.faults, 200);
+  rig r(pattern_image(32 * words_per_page * pages_per_piece), small_frames(GetParam(), 30'000 * ms),
+        4, s);
+  ASSERT_EQ(r.cache_ref.frames().geometry.frames, 8u);
+  {
+    array<const std::uint64_t> a(*r.cache, r.ssd->ref(), {.dense = true});
+    const array_ref<const std::uint64_t> ref = a.ref();
+    std::uint64_t v = 0;
+    EXPECT_EQ(ref.try_read(0, v).source(), status_source::timeout);
+    EXPECT_THROW(a.check(), nvme_error);
+    std::uint64_t failed = 0;
+    finishes_within(
+        10s,
+        [&] {
+          for (std::uint64_t piece = 1; piece < 20; ++piece) {
+            const std::uint64_t i = piece * pages_per_piece * words_per_page + piece;
+            if (ref.try_read(i, v).ok()) {
+              EXPECT_EQ(v, word_at(i));
+            } else {
+              ++failed;
+            }
+          }
+        },
+        "reads of 19 pieces beside a frame a dropped load holds");
+    EXPECT_EQ(failed, 0u);
+    EXPECT_EQ(r.cache->held_resources().busy_slots, 1u) << "the dropped load's slot";
+  }
+  // The queue reset aborts the command that never completes and gives its slot back.
+  r.ssd->stop();
+  for (std::uint32_t q = 0; q < s.queues_per_device; ++q) r.ssd->reset_queue(0, q);
+  r.ssd->start();
+  const cache_holds h = r.cache->held_resources();
+  EXPECT_EQ(h.total(), 0u) << describe(h);
+}
+
 INSTANTIATE_TEST_SUITE_P(BothPinnings, MosaicLateIo,
                          ::testing::Values(pinning_kind::frame_pins, pinning_kind::epochs),
                          kind_name);

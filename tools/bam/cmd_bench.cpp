@@ -224,6 +224,11 @@ void add_file_bench(CLI::App& bench) {
                 "CPU threads of the ceiling, and the file backend's I/O threads")
       ->check(CLI::Range(1u, 64u))
       ->capture_default_str();
+  c->add_option("--threads-per-slot", o->threads_per_slot,
+                "Kernel threads per I/O slot (I/O threads x depth): above 1, commands wait in "
+                "bam's queues while the disk holds the same depth as the ceiling's")
+      ->check(CLI::Range(1u, 16u))
+      ->capture_default_str();
   c->add_option("--io-engine", o->io_engine, "io_uring or psync")
       ->check(CLI::IsMember({"io_uring", "psync"}))
       ->capture_default_str();

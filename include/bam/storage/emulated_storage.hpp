@@ -156,8 +156,8 @@ class emulated_storage {
   /// Puts a queue pair back in its initial state (after a halt, or to abort commands that
   /// never completed): the controller forgets the queue's commands, and what their abandoned
   /// waiters held (cache lines, bounce buffers) goes back. The controller must be stopped and
-  /// no thread may use the queue. Returns the holds given back (on the GPU placements, whose
-  /// queues are in GPU memory, none are: a documented gap).
+  /// no thread may use the queue. Returns the holds given back (queues in GPU memory, the
+  /// gpu_kernel placement's, by a one-thread kernel of the GPU controller's).
   std::uint32_t reset_queue(std::uint32_t device, std::uint32_t queue);
 
   /// Names queues whose oldest fetched command is older than `age_ns` (a watchdog's view),

@@ -151,11 +151,12 @@ namespace detail {
 
 /// Drains every queue of the set that has completions waiting, without waiting for any: the
 /// late completions of abandoned commands give back what their buffers held. Any thread that
-/// can reach the queues may call it (the host, on the CPU path).
-BAM_HD inline void device_drain(const device_set_ref& set) {
-  for (std::uint32_t d = 0; d < set.devices; ++d) {
-    for (std::uint32_t q = 0; q < set.queues_per_device; ++q) set.queue(d, q).drain();
-  }
+/// can reach the queues may call it (the host, on the CPU path). Threads that share the work
+/// pass `first` and `step`: each drains queues first, first + step, ... of the set.
+BAM_HD inline void device_drain(const device_set_ref& set, std::uint32_t first = 0,
+                                std::uint32_t step = 1) {
+  const std::uint32_t queues = set.devices * set.queues_per_device;
+  for (std::uint32_t i = first; i < queues; i += step) set.queues[i].drain();
 }
 
 /// Issues a FLUSH to every device of the set and waits.

@@ -23,6 +23,17 @@ namespace bam::emulated {
 
 using namespace gpu;
 
+namespace {
+
+/// Gives back the holds of a queue's abandoned commands (queue_pair_ref::release_abandoned_holds)
+/// from the GPU, where the queue's words and the holds' words live: one thread, between
+/// launches, with the controller stopped.
+__global__ void release_abandoned_holds_kernel(queue_pair_ref queue, std::uint32_t* released) {
+  *released = queue.release_abandoned_holds();
+}
+
+}  // namespace
+
 struct gpu_controller::impl {
   gpu_runtime& rt;
   gpu_controller_options options;
@@ -39,7 +50,7 @@ struct gpu_controller::impl {
   device_memory d_queues, d_cursors, d_stats, d_pending, d_devices, d_next_free, d_origin, d_stop,
       d_dirty, d_flush_lock, d_flush_ticket, d_flush_broken;
   // Mapped pinned memory.
-  pinned_memory h_mailbox, h_control, h_check_in, h_check_out, h_watch, h_stats;
+  pinned_memory h_mailbox, h_control, h_check_in, h_check_out, h_watch, h_stats, h_released;
   owned_stream copies;  // stats and resets, never behind the controller kernel
   controller_params params{};
   std::uint64_t dirty_words = 0;
@@ -213,6 +224,7 @@ gpu_controller::gpu_controller(gpu_runtime& rt, std::vector<controller_device> d
   m.h_check_out = pinned_memory(4 * m.grid);
   m.h_watch = pinned_memory(sizeof(watch_record) * queue_count);
   m.h_stats = pinned_memory(sizeof(queue_stats) * queue_count);
+  m.h_released = pinned_memory(sizeof(std::uint32_t));
 
   std::vector<queue_cursor> cursors(queue_count);
   for (auto& c : cursors) {
@@ -277,7 +289,7 @@ gpu_controller::gpu_controller(gpu_runtime& rt, std::vector<controller_device> d
 
   // Load the kernel and launch it once with no work, before anything persistent runs.
   const void* fn = reinterpret_cast<const void*>(&controller_kernel);
-  rt.preload({fn});
+  rt.preload({fn, reinterpret_cast<const void*>(&release_abandoned_holds_kernel)});
   controller_params warm{};
   controller_kernel<<<1, m.block, 0, rt.controller_stream()>>>(warm);
   BAM_CUDA_CHECK(cudaGetLastError());
@@ -374,15 +386,23 @@ void gpu_controller::stop() {
 
 bool gpu_controller::running() const { return impl_->running; }
 
-void gpu_controller::reset_queue(std::uint32_t device, std::uint32_t queue) {
+std::uint32_t gpu_controller::reset_queue(std::uint32_t device, std::uint32_t queue) {
   impl& m = *impl_;
   if (m.running) throw error("reset_queue needs a stopped controller");
   const std::uint32_t q = device * m.queues_per_device + queue;
+  // The controller is stopped, so none of the queue's abandoned commands can run any more:
+  // their buffers go back before the caller wipes the queue's records.
+  auto* released = m.h_released.as<std::uint32_t>();
+  *released = 0;
+  release_abandoned_holds_kernel<<<1, 1, 0, m.copies.get()>>>(m.devices[device].queues[queue],
+                                                              released);
+  BAM_CUDA_CHECK(cudaGetLastError());
   queue_cursor c{};
   c.phase = 1;
   c.earliest_due = no_due;
   copy_async(m.params.cursors + q, &c, sizeof c, m.copies.get());
-  m.wait_copies("resetting a queue's cursor");
+  m.wait_copies("resetting a queue");
+  return *released;
 }
 
 std::vector<device_stats> gpu_controller::stats() const {

@@ -50,8 +50,9 @@ class gpu_controller {
   void stop();
   [[nodiscard]] bool running() const;
 
-  /// Forgets the controller-side state of one queue (stopped controller only).
-  void reset_queue(std::uint32_t device, std::uint32_t queue);
+  /// Forgets the controller-side state of one queue (stopped controller only) and gives back
+  /// the holds of its abandoned commands, which none of can run any more; returns how many.
+  std::uint32_t reset_queue(std::uint32_t device, std::uint32_t queue);
 
   /// Counters per device (a snapshot while running).
   [[nodiscard]] std::vector<device_stats> stats() const;

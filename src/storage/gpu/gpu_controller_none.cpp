@@ -15,7 +15,7 @@ gpu_controller::~gpu_controller() = default;
 void gpu_controller::start() {}
 void gpu_controller::stop() {}
 bool gpu_controller::running() const { return false; }
-void gpu_controller::reset_queue(std::uint32_t, std::uint32_t) {}
+std::uint32_t gpu_controller::reset_queue(std::uint32_t, std::uint32_t) { return 0; }
 std::vector<device_stats> gpu_controller::stats() const { return {}; }
 std::vector<std::string> gpu_controller::stuck_queues(std::uint64_t) const { return {}; }
 std::string gpu_controller::health() const { return {}; }

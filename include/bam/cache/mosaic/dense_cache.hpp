@@ -398,6 +398,13 @@ class dense_cache_ref {
   /// Records that flush_frame could not write `frame` back in time.
   BAM_HD io_status flush_timeout(const array_slot& a, std::uint32_t frame) const;
   BAM_HD void retire(std::uint32_t frame) const;
+  /// Marks `bits` of the busy word `busy_word` as held by abandoned commands (a hint for
+  /// victim searches; the late completion's drain clears the busy bits as before).
+  BAM_HD void note_abandoned(std::uint64_t& busy_word, std::uint64_t bits) const;
+  /// Whether a slot of `frame` is busy and was last held by an abandoned command: emptying the
+  /// frame would wait for a completion that may never come (a dropped one), so a victim search
+  /// passes over it. A hint; a slot reloaded since may make a frame look so while it loads.
+  BAM_HD bool holds_abandoned_slot(std::uint32_t frame) const;
   BAM_HD const array_slot* tenant_slot(std::uint32_t tenant, std::uint64_t piece) const;
   BAM_HD bool hosts_page_of(std::uint32_t shared, std::uint32_t k, std::uint64_t piece) const;
   BAM_HD bool take_shared(std::uint64_t e) const;

@@ -5,6 +5,8 @@
 ///
 ///   state[f]           frame state word (large_entry.hpp): pins, OPEN, HELD, tag
 ///   resident/busy/dirty[f * words_per_frame + w]   one bit per slot of the frame
+///   abandoned[f * words_per_frame + w]   slots whose command was abandoned (a hint: while
+///                      the slot is also busy, it waits for a late completion that may never come)
 ///   owner[f]           tenant << 48 | piece: whose entry to close on eviction; 0 when free
 ///   referenced[f]      CLOCK hint: set when a slot of the frame is loaded
 ///   resident_count[f]  slots resident (statistics and planning)
@@ -32,6 +34,7 @@ struct frame_pool_view {
   std::uint64_t* resident = nullptr;
   std::uint64_t* busy = nullptr;
   std::uint64_t* dirty = nullptr;
+  std::uint64_t* abandoned = nullptr;
   std::uint64_t* owner = nullptr;
   std::uint32_t* referenced = nullptr;
   std::uint32_t* resident_count = nullptr;
@@ -54,7 +57,7 @@ struct frame_pool_view {
   bool base_first = false;
 
   [[nodiscard]] BAM_HD bool enabled() const { return geometry.frames != 0; }
-  /// The word of `bits` (resident, busy or dirty) holding slot `slot` of `frame`.
+  /// The word of `bits` (resident, busy, dirty or abandoned) holding slot `slot` of `frame`.
   [[nodiscard]] BAM_HD std::uint64_t& word(std::uint64_t* bits, std::uint32_t frame,
                                            std::uint32_t slot) const {
     return bits[std::uint64_t{frame} * geometry.words_per_frame + slot / 64];
@@ -69,7 +72,7 @@ static_assert(std::is_trivially_copyable_v<frame_pool_view>);
 BAM_HD constexpr std::uint64_t frame_table_bytes(const frame_geometry& g,
                                                  std::uint32_t epoch_slots) {
   const std::uint64_t f = g.frames;
-  return f * (8 + 8 + 4 + 4) + 3 * f * g.words_per_frame * 8 + std::uint64_t{epoch_slots} * 8;
+  return f * (8 + 8 + 4 + 4) + 4 * f * g.words_per_frame * 8 + std::uint64_t{epoch_slots} * 8;
 }
 
 }  // namespace bam::cache::mosaic

@@ -126,6 +126,9 @@ BAM_HD BAM_NOINLINE inline bool dense_cache_ref::claim_frame(const array_slot& a
         ref.store(0u, order::relaxed);      // second chance
         continue;
       }
+      // Emptying it would wait the whole deadline for a completion that may never come, and
+      // every later search would pick it again.
+      if (holds_abandoned_slot(f)) continue;
       const std::uint64_t drain_by = now_ns() + victim_drain_ns;
       std::uint64_t closed = 0;
       if (hold_and_drain(f, s, drain_by < deadline_ns ? drain_by : deadline_ns, closed)) {
@@ -264,7 +267,11 @@ BAM_HD BAM_NOINLINE inline bool dense_cache_ref::write_back_dirty(const array_sl
           static_cast<std::uint32_t>(g.line_of(frame, slots[t])), queue, issued[t], 1, hold);
       if (!s.ok()) {
         fail(s, issued[t].io.where, pages[t]);
-        if (!issued[t].io.where.abandoned) give_back_slot(slots[t]);
+        if (issued[t].io.where.abandoned) {
+          note_abandoned(*hold.clear_word, bit);
+        } else {
+          give_back_slot(slots[t]);
+        }
         ok = false;
         break;
       }
@@ -280,7 +287,11 @@ BAM_HD BAM_NOINLINE inline bool dense_cache_ref::write_back_dirty(const array_sl
       } else {
         fail(s, issued[t].io.where, pages[t]);
         // The page stays dirty (and resident, once an abandoned command is done with it).
-        if (!issued[t].io.where.abandoned) give_back_slot(slots[t]);
+        if (issued[t].io.where.abandoned) {
+          note_abandoned(pool_.word(pool_.busy, frame, slots[t]), frame_pool_view::bit(slots[t]));
+        } else {
+          give_back_slot(slots[t]);
+        }
         ok = false;
       }
     }
@@ -294,6 +305,8 @@ BAM_HD inline void dense_cache_ref::retire(std::uint32_t frame) const {
     // relaxed: we hold the frame; the release that reopens or reserves it publishes these.
     atomic_ref<std::uint64_t>(pool_.resident[first + w]).store(0u, order::relaxed);
     atomic_ref<std::uint64_t>(pool_.dirty[first + w]).store(0u, order::relaxed);
+    // relaxed: a hint; no slot is busy (the frame was drained), so no command is left to mark.
+    atomic_ref<std::uint64_t>(pool_.abandoned[first + w]).store(0u, order::relaxed);
   }
   atomic_ref<std::uint32_t>(pool_.resident_count[frame]).store(0u, order::relaxed);
   // relaxed: as above; a frame on its way to another tenant names no owner.
@@ -304,6 +317,27 @@ BAM_HD inline void dense_cache_ref::retire(std::uint32_t frame) const {
   // release: the write-backs and cleared bits before a waiter's acquire load finds the new tag.
   detail::update_frame(
       pool_.state[frame], [](std::uint64_t cur) { return frame_retagged(cur); }, order::release);
+}
+
+BAM_HD inline void dense_cache_ref::note_abandoned(std::uint64_t& busy_word,
+                                                   std::uint64_t bits) const {
+  // relaxed: a hint for victim searches; the busy bits order the slot's reuse.
+  atomic_ref<std::uint64_t>(pool_.abandoned[&busy_word - pool_.busy])
+      .fetch_or(bits, order::relaxed);
+}
+
+BAM_HD inline bool dense_cache_ref::holds_abandoned_slot(std::uint32_t frame) const {
+  const std::uint64_t first = std::uint64_t{frame} * pool_.geometry.words_per_frame;
+  for (std::uint32_t w = 0; w < pool_.geometry.words_per_frame; ++w) {
+    // relaxed (both): a hint; passing a frame over only leaves it for a later search.
+    const std::uint64_t gave_up =
+        atomic_ref<std::uint64_t>(pool_.abandoned[first + w]).load(order::relaxed);
+    if (gave_up != 0 &&
+        (atomic_ref<std::uint64_t>(pool_.busy[first + w]).load(order::relaxed) & gave_up) != 0) {
+      return true;
+    }
+  }
+  return false;
 }
 
 BAM_HD inline bool dense_cache_ref::empty_held(std::uint32_t frame, std::uint64_t deadline_ns,
@@ -453,7 +487,9 @@ BAM_HD inline dense_cache_ref::page_write dense_cache_ref::write_back_page(
   if (!s.ok()) {
     a.errors->record(error_kind::write_back, s, where.device, where.queue, where.command_id,
                      where.lba, page);
-    return where.abandoned ? page_write::abandoned : page_write::failed;
+    if (!where.abandoned) return page_write::failed;
+    note_abandoned(*hold.clear_word, bit);
+    return page_write::abandoned;
   }
   // relaxed: the caller holds the page (the frame, or the slot's busy bit) and publishes.
   atomic_ref<std::uint64_t>(pool_.word(pool_.dirty, frame, slot)).fetch_and(~bit, order::relaxed);

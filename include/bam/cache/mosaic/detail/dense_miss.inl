@@ -126,8 +126,11 @@ BAM_HD acquire_result dense_cache_ref::acquire_then(const array_slot& a, std::ui
         if (!s.ok()) {
           a.errors->record(error_kind::read, s, where.device, where.queue, where.command_id,
                            where.lba, page);
-          // release: nothing is published; ends our hold (the queue's, if it was abandoned).
-          if (!where.abandoned) busy.fetch_and(~bit, order::release);
+          if (where.abandoned) {
+            note_abandoned(*hold.clear_word, bit);  // the queue's hold now
+          } else {
+            busy.fetch_and(~bit, order::release);  // release: nothing is published; ends our hold
+          }
           return {0, s, probe_kind::failed};
         }
         // release: the slot's data, read by the command, before the resident bit.
@@ -258,8 +261,11 @@ BAM_HD BAM_NOINLINE inline dense_cache_ref::shared_step dense_cache_ref::use_sha
   if (!s.ok()) {
     a.errors->record(error_kind::read, s, where.device, where.queue, where.command_id, where.lba,
                      page);
-    // release: nothing is published; ends our hold (the queue's, if it was abandoned).
-    if (!where.abandoned) busy.fetch_and(~bit, order::release);
+    if (where.abandoned) {
+      note_abandoned(*hold.clear_word, bit);  // the queue's hold now
+    } else {
+      busy.fetch_and(~bit, order::release);  // release: nothing is published; ends our hold
+    }
     failure = s;
     return shared_step::failed;
   }

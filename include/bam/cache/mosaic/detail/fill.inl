@@ -135,6 +135,7 @@ BAM_HD BAM_NOINLINE inline void dense_cache_ref::fill_piece(const array_slot& a,
         if (!s.ok()) {
           // Those slots stay empty (errors are left to demand loads, below); an abandoned
           // command's slots are the queue's until the drain gives them back.
+          if (issued[t].io.where.abandoned) note_abandoned(*hold.clear_word, runs[t]);
           for (std::uint32_t u = issued[t].io.where.abandoned ? t + 1 : t; u < n; ++u) {
             busy_word(word_of[u]).fetch_and(~runs[u], order::release);  // release: ends our hold
           }
@@ -160,7 +161,9 @@ BAM_HD BAM_NOINLINE inline void dense_cache_ref::fill_piece(const array_slot& a,
           // on the demand path and meets the error there. An abandoned command's slots stay
           // busy until its late completion is drained (as acquire_then).
           // release: ends our hold.
-          if (!issued[t].io.where.abandoned) {
+          if (issued[t].io.where.abandoned) {
+            note_abandoned(pool_.busy[at], runs[t]);
+          } else {
             busy_word(word_of[t]).fetch_and(~runs[t], order::release);
           }
           failed = true;
