@@ -176,7 +176,14 @@ def main():
         sampler, make = "pyg-neighborloader", pyg_batches
     except ImportError:
         sampler, make = "numpy-uniform (PyG not installed)", numpy_batches
-    batches = list(make(offsets, ids, a.batch, a.fanout, a.batches, 7))
+    try:
+        batches = list(make(offsets, ids, a.batch, a.fanout, a.batches, 7))
+    except Exception as e:  # noqa: BLE001 (PyG's sampler needs pyg-lib or torch-sparse)
+        if make is numpy_batches:
+            raise
+        print(f"# PyG's NeighborLoader failed ({type(e).__name__}: {e}); the NumPy sampler stands in")
+        sampler, make = "numpy-uniform (PyG's NeighborLoader failed)", numpy_batches
+        batches = list(make(offsets, ids, a.batch, a.fanout, a.batches, 7))
     row_bytes = a.cols * 4
     print(f"# {n} nodes, {len(ids)} edges, {a.cols} float32 columns, {len(batches)} batches "
           f"(sampler: {sampler}), device {a.device}")
