@@ -156,10 +156,11 @@ def test_a_gpu_gather_runs_on_the_callers_current_stream(data_file, fw, backend)
     with bam.open(path, "i64", backend=backend, device="cuda") as a:
         s = fw.stream()
         with fw.on(s):
+            real = fw.index(idx)
             index = fw.index(np.zeros_like(idx))
             if torch is not None:
-                torch.cuda._sleep(20_000_000)  # the real index lands long after the call
-            index[:] = fw.index(idx)  # queued on s: bam must wait for it
+                torch.cuda._sleep(50_000_000)  # the real index lands long after the call
+            index[:] = real  # a copy queued on s: bam must wait for it, or read row 0s
             got = a[index]
         fw.synchronize(s)
         np.testing.assert_array_equal(fw.host(got), ref[idx])
