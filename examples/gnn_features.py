@@ -1,18 +1,23 @@
 #!/usr/bin/env python3
 """GNN feature gathers through bam against the usual ways, on mini-batches of a power-law graph.
 
-A Kronecker graph from `bam graph gen` (power-law degrees), float32 node features (--cols,
-128..1024 columns) in a file, mini-batches sampled by PyG's NeighborLoader (a uniform
-two-hop sampler in NumPy stands in where PyG is missing), and each batch's feature rows
-gathered by:
+A Kronecker graph from `bam graph gen` (power-law degrees; without the command line, the same
+R-MAT recipe in NumPy), float32 node features (--cols, 128..1024 columns) in a file,
+mini-batches sampled by PyG's NeighborLoader (a uniform two-hop sampler in NumPy stands in
+where PyG is missing), and each batch's feature rows gathered by:
 
     bam-file            bam, backend file (the feature file read on demand)
     bam-emulated-ssd    bam, backend emulated-ssd
     memmap-copy         numpy.memmap, fancy-indexed, then copied to the device
-    pinned-uva          (GPU) features in pinned host memory, gathered by the GPU over PCIe
+    pinned-copy         (GPU) features in pinned host memory, rows picked by the CPU
+                        (index_select), then one copy to the GPU
+    pinned-uva          (GPU) features in pinned host memory, gathered in place by GPU threads
+                        over PCIe (bam's host-memory backend: a UVA gather kernel)
     gpu-resident        (GPU) all features in GPU memory, gathered there (the upper bound)
 
-Prints mini-batches/s and feature GB/s for each and writes JSON (bench/results style).
+With --device cuda every loader hands back a torch tensor on the GPU (bam gathers with a
+GPU index, on torch's current stream). Prints mini-batches/s and feature GB/s for each and
+writes JSON (bench/results style).
 
     python examples/gnn_features.py --device cpu --quick     # CPU-only smoke run
     python examples/gnn_features.py --scale 22 --cols 512     # on the GPU machine
@@ -37,7 +42,32 @@ def find_cli(given):
     for c in ([given] if given else []) + ["build/gpu/bam", "build/cpu/bam", shutil.which("bam") or ""]:
         if c and os.path.isfile(c) and os.access(c, os.X_OK):
             return c
-    sys.exit("no bam command line found: build it (scripts/run) or pass --bam PATH")
+    if given:
+        sys.exit(f"--bam {given}: not an executable")
+    return None
+
+
+def rmat_graph(scale, edge_factor=16, seed=1):
+    """(offsets, neighbors) of an R-MAT graph (Graph500's a=0.57, b=c=0.19), symmetric, in
+    memory: the power-law graph `bam graph gen` writes, for machines without the command line."""
+    rng = np.random.default_rng(seed)
+    m = edge_factor << scale
+    src = np.zeros(m, dtype=np.int64)
+    dst = np.zeros(m, dtype=np.int64)
+    for bit in range(scale):
+        r = rng.random(m)
+        down = r >= 0.57 + 0.19  # quadrants c and d: the source bit is 1
+        right = ((r >= 0.57) & (r < 0.76)) | (r >= 0.95)  # quadrants b and d
+        src |= down.astype(np.int64) << bit
+        dst |= right.astype(np.int64) << bit
+    perm = rng.permutation(1 << scale)  # no hub at vertex 0
+    src, dst = perm[src], perm[dst]
+    src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+    order = np.argsort(src, kind="stable")
+    ids = dst[order]
+    offsets = np.zeros((1 << scale) + 1, dtype=np.uint64)
+    np.cumsum(np.bincount(src, minlength=1 << scale), out=offsets[1:])
+    return offsets, ids
 
 
 def read_bcsr(path):
@@ -122,10 +152,19 @@ def main():
     work = a.dir or tempfile.mkdtemp(prefix="bam-gnn-")
     os.makedirs(work, exist_ok=True)
     graph, feats = os.path.join(work, f"kron{a.scale}.bcsr"), os.path.join(work, f"x{a.scale}x{a.cols}.f32")
-    if not os.path.exists(graph):
-        subprocess.run([find_cli(a.bam), "graph", "gen", "--scale", str(a.scale), "--out", graph,
-                        "--quiet"], check=True)
-    offsets, ids = read_bcsr(graph)
+    cli = find_cli(a.bam)
+    if os.path.exists(graph):
+        offsets, ids = read_bcsr(graph)
+        graph_source = "bam graph gen"
+    elif cli:
+        subprocess.run([cli, "graph", "gen", "--scale", str(a.scale), "--out", graph, "--quiet"],
+                       check=True)
+        offsets, ids = read_bcsr(graph)
+        graph_source = "bam graph gen"
+    else:
+        print("# no bam command line: an R-MAT graph made in NumPy")
+        offsets, ids = rmat_graph(a.scale)
+        graph_source = "numpy r-mat"
     n = len(offsets) - 1
     if not os.path.exists(feats):
         rng = np.random.default_rng(1)
@@ -137,42 +176,64 @@ def main():
         sampler, make = "pyg-neighborloader", pyg_batches
     except ImportError:
         sampler, make = "numpy-uniform (PyG not installed)", numpy_batches
-    batches = list(make(offsets, ids, a.batch, a.fanout, a.batches, 7))
+    try:
+        batches = list(make(offsets, ids, a.batch, a.fanout, a.batches, 7))
+    except Exception as e:  # noqa: BLE001 (PyG's sampler needs pyg-lib or torch-sparse)
+        if make is numpy_batches:
+            raise
+        print(f"# PyG's NeighborLoader failed ({type(e).__name__}: {e}); the NumPy sampler stands in")
+        sampler, make = "numpy-uniform (PyG's NeighborLoader failed)", numpy_batches
+        batches = list(make(offsets, ids, a.batch, a.fanout, a.batches, 7))
     row_bytes = a.cols * 4
     print(f"# {n} nodes, {len(ids)} edges, {a.cols} float32 columns, {len(batches)} batches "
           f"(sampler: {sampler}), device {a.device}")
     results = []
-    for backend in ("file", "emulated-ssd"):
-        with bam.open(feats, "float32", shape=(n, a.cols), backend=backend,
-                      cache_bytes=a.cache_bytes, device=a.device) as x:
-            r = run(f"bam-{backend}", batches, lambda nodes: x[nodes], row_bytes)
-            r["stats"] = x.stats()
-            results.append(r)
     mm = np.memmap(feats, dtype=np.float32, mode="r", shape=(n, a.cols))
     if a.device == "cpu":
+        for backend in ("file", "emulated-ssd"):
+            with bam.open(feats, "float32", shape=(n, a.cols), backend=backend,
+                          cache_bytes=a.cache_bytes) as x:
+                r = run(f"bam-{backend}", batches, lambda nodes: x[nodes], row_bytes)
+                r["stats"] = x.stats()
+                results.append(r)
         results.append(run("memmap-copy", batches, lambda nodes: np.ascontiguousarray(mm[nodes]), row_bytes))
-        print("# pinned-uva and gpu-resident need --device cuda")
+        print("# pinned-copy, pinned-uva and gpu-resident need --device cuda")
     else:
         import torch
 
         dev = torch.device("cuda")
         sync = torch.cuda.synchronize
+        # Every loader starts from the batch's node ids on the host (as NeighborLoader gives
+        # them) and ends with the features in a GPU tensor.
+        for backend in ("file", "emulated-ssd"):
+            with bam.open(feats, "float32", shape=(n, a.cols), backend=backend,
+                          cache_bytes=a.cache_bytes, device="cuda") as x:
+                r = run(f"bam-{backend}", batches,
+                        lambda nodes: x[torch.from_numpy(nodes).to(dev, non_blocking=True)],
+                        row_bytes, sync)
+                r["stats"] = x.stats()
+                results.append(r)
         results.append(run("memmap-copy", batches,
                            lambda nodes: torch.from_numpy(mm[nodes]).to(dev, non_blocking=True), row_bytes, sync))
         host = torch.from_numpy(np.asarray(mm)).pin_memory()
-        # Pinned host features: rows picked on the host, then one asynchronous copy. (A true
-        # UVA gather, GPU threads loading mapped host rows, needs a kernel torch does not have;
-        # bam's host-memory backend on a GPU is that, once device='cuda' is in the package.)
-        results.append(run("pinned-uva", batches,
+        results.append(run("pinned-copy", batches,
                            lambda nodes: host.index_select(0, torch.from_numpy(nodes)).to(dev, non_blocking=True),
                            row_bytes, sync))
-        resident = host.to(dev)
+        del host
+        # The UVA gather: GPU threads read the rows of pinned host memory in place.
+        with bam.open(feats, "float32", shape=(n, a.cols), backend="host-memory",
+                      device="cuda") as x:
+            results.append(run("pinned-uva", batches,
+                               lambda nodes: x[torch.from_numpy(nodes).to(dev, non_blocking=True)],
+                               row_bytes, sync))
+        resident = torch.from_numpy(np.asarray(mm)).to(dev)
         results.append(run("gpu-resident", batches,
                            lambda nodes: resident.index_select(0, torch.from_numpy(nodes).to(dev)), row_bytes, sync))
+        del resident
     out = {"benchmark": "gnn_features", "machine": platform.node(), "device": a.device,
            "config": {"scale": a.scale, "nodes": n, "edges": int(len(ids)), "cols": a.cols,
                       "batch": a.batch, "fanout": a.fanout, "batches": len(batches),
-                      "cache_bytes": a.cache_bytes, "sampler": sampler},
+                      "cache_bytes": a.cache_bytes, "sampler": sampler, "graph": graph_source},
            "results": results}
     os.makedirs(os.path.dirname(a.json) or ".", exist_ok=True)
     with open(a.json, "w") as f:

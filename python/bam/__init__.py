@@ -39,14 +39,16 @@ def open(path, dtype, shape=None, *, backend="file", cache_bytes=None, line_byte
     cache_bytes: the cache's capacity, an int or a size such as "64M" (default: an eighth of
         the data, at least 1 MiB). line_bytes: a power of two from 512 to 64K.
     devices: emulated-ssd devices the data is striped over.
-    device: "cpu", or "cuda" (needs a CUDA build; None: "cpu" in this build).
+    device: "cpu" (gathers on bam's CPU threads), or "cuda" / "cuda:N" (needs a CUDA build,
+        bam.cuda_build): gathers run on GPU N (0 for "cuda") on the caller's current CUDA
+        stream, from torch or CuPy GPU indices. None: "cpu".
     writable: allows scatter(); flush() and close() write back to the file.
     faults: emulated-ssd only, the command line's --faults spec ("error-rate=0.01,seed=7").
     """
     np_dtype, cli_name = parse_dtype(dtype)
     if backend not in _BACKENDS:
         raise ValueError(f"backend {backend!r} is not one of {', '.join(_BACKENDS)}")
-    device = _pick_device(device)
+    device, gpu = _pick_device(device)
     paths = [os.fspath(p) for p in path] if isinstance(path, (list, tuple)) else [os.fspath(path)]
     for p in paths:
         if not os.path.exists(p):
@@ -54,23 +56,30 @@ def open(path, dtype, shape=None, *, backend="file", cache_bytes=None, line_byte
     rows, row_len = _rows_and_length(shape)
     handle = _bam.open(paths, cli_name, rows, row_len, backend, _size(cache_bytes, "cache_bytes"),
                        _size(line_bytes, "line_bytes"), _count(devices, "devices"),
-                       bool(writable), "" if faults is None else str(faults))
+                       bool(writable), "" if faults is None else str(faults), gpu)
     full = (handle.rows,) if shape is None or _ndim(shape) == 1 else (handle.rows, row_len)
     return Array(handle, np_dtype, full, backend, ",".join(paths), device)
 
 
 def _pick_device(device):
-    if device is None or device == "cpu":
-        return "cpu"
-    if device == "cuda" or str(device).startswith("cuda"):
+    """("cpu", -1) or ("cuda:N", N); accepts a torch.device too."""
+    text = "cpu" if device is None else str(device)
+    if text == "cpu":
+        return "cpu", -1
+    if text == "cuda" or text.startswith("cuda:"):
+        ordinal = 0 if text == "cuda" else text[len("cuda:"):]
+        try:
+            ordinal = int(ordinal)
+        except ValueError:
+            raise ValueError(f"device {device!r} is not 'cpu', 'cuda' or 'cuda:N'") from None
+        if ordinal < 0:
+            raise ValueError(f"device {device!r}: the GPU ordinal must be 0 or more")
         if not cuda_build:
             raise ValueError(
                 "device='cuda' needs bam built with CUDA: BAM_PYTHON_CUDA=1 pip install . "
                 "(this build runs device='cpu' only)")
-        raise NotImplementedError(
-            "device='cuda': GPU gathers are not in this version of the Python package yet; "
-            "use device='cpu'")
-    raise ValueError(f"device {device!r} is not 'cpu' or 'cuda'")
+        return f"cuda:{ordinal}", ordinal
+    raise ValueError(f"device {device!r} is not 'cpu', 'cuda' or 'cuda:N'")
 
 
 def _ndim(shape):

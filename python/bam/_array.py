@@ -3,7 +3,8 @@
 import numpy as np
 
 from . import _bam
-from ._frameworks import empty_like_index, host_index, host_values, host_view
+from ._frameworks import (device_empty, device_index, device_out, device_values,
+                          empty_like_index, host_index, host_values, host_view, on_gpu)
 
 IOError = _bam.IOError  # noqa: A001 (bam.IOError, a subclass of the built-in OSError)
 
@@ -13,8 +14,10 @@ _LISTED_ROWS = 10  # rows named in a message; all of them are in the exception's
 class Array:
     """An array of `shape` (1-D, or rows x columns) whose bytes stay in storage.
 
-    Made by bam.open(). Gathers run on bam's CPU threads with the GIL released; calls from
-    several Python threads are serialized per array. Close it (or use `with`) to stop its
+    Made by bam.open(). With device="cpu" gathers run on bam's CPU threads; with
+    device="cuda" on the GPU, on the caller's current CUDA stream (torch's or CuPy's). The
+    GIL is released while they run; calls from several Python threads are serialized per
+    array. Close it (or use `with`) to stop its
     I/O threads and write back what a writable array holds; it is also closed when the last
     reference goes.
     """
@@ -67,11 +70,19 @@ class Array:
         object, a list, a slice). Returns an array of the index's framework of shape
         index.shape + row shape, or fills `out` (C-contiguous, that shape and dtype).
 
+        device="cuda": a torch or CuPy index on the array's GPU gives a result there, in the
+        same framework, gathered on that framework's current CUDA stream (work queued there
+        before comes first); the call returns once the result is complete. A CPU index
+        (NumPy, a CPU tensor, a list) is copied to the GPU, gathered there on bam's own
+        stream, and the result copied back: a CPU array, as the index.
+
         Raises IndexError for an index outside [0, len) before any I/O (negative indices are
         not wrapped), ValueError for a non-integer index or a bad `out`, and bam.IOError
         naming the rows whose reads failed (`rows`); `out` then holds the rows that were read,
         and every bit set in the rows that failed.
         """
+        if on_gpu(index):
+            return self._gather_device(index, out)
         fw, rows, index_shape = host_index(index, self.shape[0])
         shape = tuple(index_shape) + tuple(self.shape[1:])
         if out is None:
@@ -94,6 +105,9 @@ class Array:
         A row named twice gets one of its values. Needs writable=True."""
         if not self.writable:
             raise ValueError(f"'{self.path}' was opened read-only: bam.open(..., writable=True)")
+        if on_gpu(index):
+            self._scatter_device(index, values)
+            return
         _, rows, index_shape = host_index(index, self.shape[0])
         shape = tuple(index_shape) + tuple(self.shape[1:])
         data = host_values(values, shape, self.dtype)
@@ -123,6 +137,41 @@ class Array:
     def __exit__(self, *exc):
         self.close()
         return False
+
+    # ---- device="cuda" ----------------------------------------------------------------------
+    def _device_buffer(self, index):
+        if self.device == "cpu":
+            raise ValueError(
+                f"the index lives on a GPU, but this bam array was opened with device='cpu': "
+                "pass a CPU index, or open the array with device='cuda'")
+        buf, index_shape = device_index(index)
+        if buf.device != self._handle.gpu_device:
+            raise ValueError(f"the index is on GPU {buf.device}; this bam array runs on "
+                             f"{self.device}")
+        return buf, tuple(index_shape) + tuple(self.shape[1:])
+
+    def _gather_device(self, index, out):
+        buf, shape = self._device_buffer(index)
+        if out is None:
+            result = device_empty(buf, shape, self.dtype)
+            ptr = device_out(result, buf, shape, self.dtype)
+        else:
+            result = out
+            ptr = device_out(out, buf, shape, self.dtype)
+        n = int(buf.obj.shape[0])
+        if n:
+            self._raise_failures(self._handle.gather_device(buf.ptr, n, ptr, buf.stream),
+                                 "read", n)
+        return result
+
+    def _scatter_device(self, index, values):
+        buf, shape = self._device_buffer(index)
+        data, ptr = device_values(values, buf, shape, self.dtype)
+        n = int(buf.obj.shape[0])
+        if n:
+            self._raise_failures(self._handle.scatter_device(buf.ptr, n, ptr, buf.stream),
+                                 "written", n)
+        del data  # kept alive until the kernel ended (scatter_device waits)
 
     def _raise_failures(self, failures, verb, total):
         if failures is None:

@@ -18,7 +18,7 @@ def framework_of(obj):
 def _device_error(obj):
     return ValueError(
         f"the index lives on {obj.device}, but this bam array was opened with device='cpu': "
-        "pass a CPU index (bam gathers on the CPU in this build)")
+        "pass a CPU index, or open the array with device='cuda'")
 
 
 def host_index(index, rows):
@@ -103,3 +103,173 @@ def host_values(values, shape, dtype):
         raise ValueError(
             f"values of shape {values.shape} do not fit the {tuple(shape)} the index names") from None
     return np.ascontiguousarray(values)
+
+
+# ---- device="cuda": GPU tensors of torch and CuPy ------------------------------------------
+_KDL_CUDA = 2  # DLPack's device type of CUDA memory
+
+
+def on_gpu(obj):
+    """True for a torch tensor on a CUDA device, a CuPy array, or a DLPack object in CUDA
+    memory (the last is refused by device_index: pass torch or CuPy)."""
+    fw = framework_of(obj)
+    if fw == "torch":
+        return obj.device.type == "cuda"
+    if fw == "cupy":
+        return True
+    dev = getattr(obj, "__dlpack_device__", None)
+    if dev is not None and not isinstance(obj, np.ndarray):
+        try:
+            return dev()[0] == _KDL_CUDA
+        except Exception:  # noqa: BLE001 (an object that cannot say: not a GPU one)
+            return False
+    return False
+
+
+class DeviceBuffer:
+    """A contiguous GPU buffer of the caller's framework: the object (kept alive while bam
+    uses it), its address, its device ordinal and the framework's current stream there."""
+
+    def __init__(self, fw, obj, ptr, device, stream):
+        self.fw = fw
+        self.obj = obj
+        self.ptr = ptr
+        self.device = device
+        self.stream = stream
+
+
+def _torch_stream(device):
+    import torch
+
+    return torch.cuda.current_stream(device).cuda_stream
+
+
+def _cupy_stream(device):
+    import cupy
+
+    with cupy.cuda.Device(device):
+        return cupy.cuda.get_current_stream().ptr
+
+
+def device_index(index):
+    """(DeviceBuffer of the index as contiguous int64, its shape) for a torch or CuPy GPU
+    index; the conversion runs on the framework's current stream. ValueError otherwise."""
+    fw = framework_of(index)
+    if fw == "torch":
+        import torch
+
+        if index.dtype.is_floating_point or index.dtype.is_complex or index.dtype == torch.bool:
+            raise ValueError(f"the index must hold integers, not {index.dtype}")
+        shape = tuple(index.shape)
+        flat = index.detach().reshape(-1).to(torch.int64).contiguous()
+        dev = index.device.index if index.device.index is not None else torch.cuda.current_device()
+        return DeviceBuffer(fw, flat, flat.data_ptr(), dev, _torch_stream(index.device)), shape
+    if fw == "cupy":
+        import cupy
+
+        if index.dtype.kind not in "iu":
+            raise ValueError(f"the index must hold integers, not {index.dtype}")
+        dev = index.device.id
+        with cupy.cuda.Device(dev):
+            flat = cupy.ascontiguousarray(index.reshape(-1), dtype=cupy.int64)
+        return DeviceBuffer(fw, flat, flat.data.ptr, dev, _cupy_stream(dev)), tuple(index.shape)
+    raise ValueError(
+        f"a GPU index of type {type(index).__name__}: pass a torch tensor or a CuPy array "
+        "(torch.from_dlpack or cupy.from_dlpack take any DLPack object)")
+
+
+def _torch_dtype(dtype):
+    import torch
+
+    t = getattr(torch, np.dtype(dtype).name, None)
+    if t is None:
+        raise ValueError(f"this torch ({torch.__version__}) has no {np.dtype(dtype).name}: use "
+                         "CuPy, or a CPU index")
+    return t
+
+
+def _numpy_dtype(dtype):
+    """NumPy's dtype for a torch or CuPy dtype; None for one NumPy lacks (bfloat16)."""
+    try:
+        return np.dtype(str(dtype).replace("torch.", ""))
+    except TypeError:
+        return None
+
+
+def device_empty(index_buffer, shape, dtype):
+    """A new C-contiguous array of `shape` and `dtype` in the index's framework and device."""
+    if index_buffer.fw == "torch":
+        import torch
+
+        return torch.empty(shape, dtype=_torch_dtype(dtype), device=index_buffer.obj.device)
+    import cupy
+
+    with cupy.cuda.Device(index_buffer.device):
+        return cupy.empty(shape, dtype=dtype)
+
+
+def _device_dtype_and_ptr(array, name):
+    fw = framework_of(array)
+    if fw == "torch" and array.device.type == "cuda":
+        if not array.is_contiguous():
+            raise ValueError(f"{name} must be contiguous")
+        dev = array.device.index if array.device.index is not None else 0
+        return _numpy_dtype(array.dtype), array.data_ptr(), dev
+    if fw == "cupy":
+        if not array.flags.c_contiguous:
+            raise ValueError(f"{name} must be C-contiguous")
+        return np.dtype(array.dtype), array.data.ptr, array.device.id
+    raise ValueError(f"{name} must be a torch tensor or CuPy array on the index's GPU, "
+                     f"not {type(array).__name__}")
+
+
+def device_out(out, index_buffer, shape, dtype):
+    """The address of a caller's GPU `out` after checking it; ValueError otherwise."""
+    if framework_of(out) != index_buffer.fw:
+        raise ValueError(f"out is a {framework_of(out)} array; the index is {index_buffer.fw}")
+    out_dtype, ptr, dev = _device_dtype_and_ptr(out, "out")
+    if dev != index_buffer.device:
+        raise ValueError(f"out is on GPU {dev}, the index on GPU {index_buffer.device}")
+    if out_dtype != dtype:
+        raise ValueError(f"out has dtype {out_dtype}; this array holds {dtype}")
+    if tuple(out.shape) != tuple(shape):
+        raise ValueError(f"out has shape {tuple(out.shape)}; the gather gives {tuple(shape)}")
+    return ptr
+
+
+def device_values(values, index_buffer, shape, dtype):
+    """A contiguous GPU array of `shape` and `dtype` on the index's device, in its framework:
+    arrays and tensors must have the array's dtype; Python numbers, lists and NumPy arrays
+    are copied to the GPU. Values broadcast to `shape`. Returns (object, address)."""
+    fw = framework_of(values)
+    if hasattr(values, "dtype"):
+        if _numpy_dtype(values.dtype) != dtype:
+            raise ValueError(f"values have dtype {values.dtype}; this array holds {dtype}")
+    if index_buffer.fw == "torch":
+        import torch
+
+        tdtype = _torch_dtype(dtype)
+        device = index_buffer.obj.device
+        if fw == "torch":
+            v = values.detach().to(device)
+        else:
+            v = torch.as_tensor(np.asarray(values, dtype=dtype) if fw == "numpy" else values,
+                                device=device)
+            v = v.to(tdtype)
+        try:
+            v = v.expand(shape).contiguous()
+        except RuntimeError:
+            raise ValueError(f"values of shape {tuple(v.shape)} do not fit the {tuple(shape)} "
+                             "the index names") from None
+        return v, v.data_ptr()
+    import cupy
+
+    with cupy.cuda.Device(index_buffer.device):
+        v = cupy.asarray(values, dtype=dtype)
+        try:
+            v = cupy.broadcast_to(v, shape)
+        except ValueError:
+            raise ValueError(f"values of shape {v.shape} do not fit the {tuple(shape)} "
+                             "the index names") from None
+        v = cupy.ascontiguousarray(v)
+    return v, v.data.ptr

@@ -40,7 +40,8 @@ def _feature_store_class():
         """Maps (group_name, attr_name) to a 2-D bam.Array of rows (one per node or edge).
 
         get_tensor gathers the rows of attr.index (a tensor, slice, int, or unset: all rows)
-        and returns a torch tensor. put_tensor of a bam.Array registers it; put_tensor of a
+        and returns a torch tensor (on the array's GPU for device="cuda": CPU node ids are
+        moved there first). put_tensor of a bam.Array registers it; put_tensor of a
         tensor with an index writes its rows into a writable array. Thread safety as
         bam.Array (gathers of one array run one at a time).
         """
@@ -86,12 +87,18 @@ def _feature_store_class():
         @staticmethod
         def _rows(index, array):
             if index is None:
-                return torch.arange(array.shape[0])
-            if isinstance(index, slice):
-                return torch.arange(array.shape[0])[index]
-            if isinstance(index, int):
-                return torch.tensor([index])
-            return index
+                rows = torch.arange(array.shape[0])
+            elif isinstance(index, slice):
+                rows = torch.arange(array.shape[0])[index]
+            elif isinstance(index, int):
+                rows = torch.tensor([index])
+            else:
+                rows = index
+            # A device="cuda" array gathers on its GPU: the sampler's CPU node ids go there
+            # (on torch's current stream), so the features come back as a GPU tensor.
+            if array.device != "cpu" and isinstance(rows, torch.Tensor) and not rows.is_cuda:
+                rows = rows.to(array.device)
+            return rows
 
     _store_class = FeatureStore
     return _store_class

@@ -10,6 +10,21 @@ template <class T>
 std::unique_ptr<any_array> make_typed(bool writable, data_source& source, array_shape shape,
                                       const std::string& name);
 
+// The GPU arrays (gpu_typed_array.cuh, instantiated in gpu_array_*.cu); in a build without
+// CUDA, gpu_array_none.cpp throws.
+std::unique_ptr<any_array> make_gpu_array(element_type type, bool writable, data_source& source,
+                                          array_shape shape, const std::string& name);
+
+void any_array::gather_device(const std::int64_t*, std::uint64_t, void*, stream_handle,
+                              row_failures&) {
+  throw input_error("this bam array was opened with device='cpu': pass a CPU index");
+}
+
+void any_array::scatter_device(const std::int64_t*, std::uint64_t, const void*, stream_handle,
+                               row_failures&) {
+  throw input_error("this bam array was opened with device='cpu': pass CPU indices and values");
+}
+
 element_type parse_element_type(const std::string& name) {
   static constexpr struct {
     const char* name;
@@ -40,6 +55,7 @@ std::uint32_t element_bytes(element_type t) {
 
 std::unique_ptr<any_array> make_array(element_type type, bool writable, data_source& source,
                                       array_shape shape, const std::string& name) {
+  if (source.gpu()) return make_gpu_array(type, writable, source, shape, name);
   switch (type) {
     case element_type::u8:
       return make_typed<std::uint8_t>(writable, source, shape, name);

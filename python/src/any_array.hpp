@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <bam/cache/stats.hpp>
+#include <bam/runtime/resources.hpp>
 
 #include "data_source.hpp"
 
@@ -42,6 +43,16 @@ class any_array {
                        row_failures& failures) = 0;
   /// Writes every dirty line back and flushes the devices; throws bam::nvme_error.
   virtual void flush() = 0;
+
+  /// GPU arrays (device="cuda") only; the others throw bam::input_error. `rows` and `out` (or
+  /// `values`) are GPU memory of the source's device. Runs on `stream` (the caller's: work
+  /// already queued there comes first): a range check, whose result it waits for, throwing
+  /// std::out_of_range naming the first row outside [0, rows) before any I/O; then the
+  /// kernel, whose end it waits for (bounded) to report failed rows as gather() does.
+  virtual void gather_device(const std::int64_t* rows, std::uint64_t n, void* out,
+                             stream_handle stream, row_failures& failures);
+  virtual void scatter_device(const std::int64_t* rows, std::uint64_t n, const void* values,
+                              stream_handle stream, row_failures& failures);
   [[nodiscard]] virtual cache_stats stats() const = 0;
 };
 
@@ -50,8 +61,12 @@ struct array_shape {
   std::uint64_t row_len = 1;
 };
 
-/// The array of `type` over `source` (writable when `writable`), named `name` in errors.
-/// `source` must outlive it.
+/// Restores the calling thread's current CUDA device when the result goes (opening a GPU
+/// source makes its device current); null in a build without CUDA.
+[[nodiscard]] std::shared_ptr<void> keep_current_device();
+
+/// The array of `type` over `source` (writable when `writable`), named `name` in errors:
+/// a GPU array when the source is on a GPU (gpu_typed_array.cuh). `source` must outlive it.
 [[nodiscard]] std::unique_ptr<any_array> make_array(element_type type, bool writable,
                                                     data_source& source, array_shape shape,
                                                     const std::string& name);

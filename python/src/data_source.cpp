@@ -42,7 +42,7 @@ void check(const source_options& o) {
     throw input_error("backend '" + b +
                       "' is not one of file, emulated-ssd, host-memory, device-memory");
   }
-  if (b == "device-memory") {
+  if (b == "device-memory" && o.gpu_device < 0) {
     throw input_error(
         "backend 'device-memory' keeps the data in GPU memory: it needs device='cuda' and a "
         "module built with CUDA (BAM_PYTHON_CUDA=1)");
@@ -64,11 +64,12 @@ void check(const source_options& o) {
     throw input_error("faults need backend 'emulated-ssd' (backend '" + b +
                       "' reads real files or memory; their errors are real)");
   }
-  if (o.writable && b == "host-memory") {
-    throw input_error(
-        "backend 'host-memory' is read-only here: open with backend 'file' or 'emulated-ssd' "
-        "to write");
+  if (o.writable && (b == "host-memory" || b == "device-memory")) {
+    throw input_error("backend '" + b +
+                      "' is read-only here: open with backend 'file' or 'emulated-ssd' to write");
   }
+  if (b == "device-memory" && o.devices != 1)
+    throw input_error("backend 'device-memory' reads no devices: leave devices at 1");
 }
 
 fault_plan device_faults(const source_options& o) {
@@ -93,6 +94,19 @@ storage_config emulated_config(const source_options& o) {
   return s;
 }
 
+// On a GPU: more queues, so the GPU's many waiting threads spread over them, and the
+// controller a host thread over pinned queues (data_source.hpp says why not the GPU kernel).
+constexpr std::uint32_t gpu_queues = 32;
+constexpr std::uint32_t gpu_depth = 1024;
+
+storage_config gpu_emulated_config(const source_options& o) {
+  storage_config s = emulated_config(o);
+  s.queues_per_device = gpu_queues;
+  s.queue_depth = gpu_depth;
+  s.placement = controller_placement::host_thread;
+  return s;
+}
+
 file_storage_config files_config(const source_options& o) {
   file_storage_config f;
   f.paths = o.paths;
@@ -102,6 +116,17 @@ file_storage_config files_config(const source_options& o) {
   f.queues_per_device = cpu_queues;
   f.queue_depth = cpu_depth;
   f.stripe_bytes = stripe_bytes(o);
+  return f;
+}
+
+// As tools::storage_options::files on a GPU: every command staged through a pinned buffer.
+file_storage_config gpu_files_config(const source_options& o) {
+  file_storage_config f = files_config(o);
+  f.queues_per_device = gpu_queues;
+  f.queue_depth = gpu_depth;
+  f.max_transfer_bytes =
+      std::max<std::uint32_t>(256u << 10, static_cast<std::uint32_t>(o.line_bytes));
+  f.gpu = true;
   return f;
 }
 
@@ -117,10 +142,14 @@ cache_config cache_for(const source_options& o, std::uint64_t data_bytes) {
 
 }  // namespace
 
-data_source::data_source(const source_options& o) : backend_(o.backend) {
+data_source::data_source(const source_options& o) : backend_(o.backend), gpu_device_(o.gpu_device) {
   check(o);
   for (const std::string& p : o.paths) data_bytes_ += file_bytes(p);
   if (data_bytes_ == 0) throw input_error("'" + o.paths.front() + "' is empty");
+  if (o.gpu_device >= 0) {
+    open_on_gpu(o);
+    return;
+  }
   // A disk's latency is far longer than the emulated device's: the file backend needs more
   // workers waiting on it to keep its I/O threads' depth filled (as the command line).
   stream_ = std::make_unique<host_stream>(
@@ -137,22 +166,65 @@ data_source::data_source(const source_options& o) : backend_(o.backend) {
   if (files_) files_->start();
 }
 
+void data_source::open_on_gpu(const source_options& o) {
+  runtime_config rc;
+  rc.device = o.gpu_device;
+  rc.quiet = true;
+  // No controller kernel to set SMs aside for: plain non-blocking streams, every SM.
+  rc.green_contexts = false;
+  runtime_ = std::make_unique<gpu_runtime>(rc);
+  if (!runtime_->gpu()) throw input_error("device='cuda': no GPU: " + runtime_->message());
+  if (o.backend == "file") {
+    files_ = std::make_unique<file_storage>(gpu_files_config(o), runtime_.get());
+  } else {
+    // Pinned: the GPU reads host-memory in place, and the controller's copies cross PCIe
+    // from it without staging.
+    image_ = backing_store::from_file(o.paths.front(), o.writable, memory_kind::pinned);
+    if (o.backend == "host-memory") return;
+    if (o.backend == "device-memory") {
+      device_image_ = device_memory(image_->bytes());
+      copy_async(device_image_.data(), image_->data(), image_->bytes(), runtime_->stream());
+      runtime_->synchronize(runtime_->stream(), 0, "copying the data into GPU memory");
+      image_.reset();  // read-only: the GPU copy is all there is to read
+      return;
+    }
+    storage_ = std::make_unique<emulated_storage>(gpu_emulated_config(o), image_, runtime_.get());
+  }
+  cache_ = std::make_unique<page_cache>(cache_for(o, data_bytes_), *runtime_);
+  runtime_->start();  // the attached controllers (host threads)
+}
+
+std::uint8_t* data_source::memory() const {
+  if (device_image_.data() != nullptr) return device_image_.as<std::uint8_t>();
+  return image_ ? image_->data() : nullptr;
+}
+
 data_source::~data_source() {
-  // As tools::data_path: the cache goes before the devices it reads, and the controllers stop
-  // before the storage is freed. Destructors never throw.
+  // As tools::data_path: the controllers stop, the cache goes before the devices it reads,
+  // and the storage is freed after them. Destructors never throw.
+  if (runtime_) {
+    try {
+      if (runtime_->started()) runtime_->stop();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "bam: stopping the GPU runtime: %s\n", e.what());
+    }
+  }
   cache_.reset();
   try {
-    if (storage_) storage_->stop();
+    if (storage_ && !runtime_) storage_->stop();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bam: emulated storage: %s\n", e.what());
   }
   storage_.reset();
   try {
-    if (files_) files_->stop();
+    if (files_ && !runtime_) files_->stop();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bam: file storage: %s\n", e.what());
   }
   files_.reset();
+  device_image_ = device_memory();
+  image_.reset();
+  runtime_.reset();
 }
 
 device_set_ref data_source::devices() const {
@@ -172,6 +244,7 @@ std::string data_source::describe() const {
     d += "; cache " + tools::format_bytes(static_cast<double>(cache_->config().capacity_bytes)) +
          " of " + tools::format_bytes(cache_->config().line_bytes) + " lines";
   }
+  if (runtime_) return d + "; GPU " + std::to_string(gpu_device_);
   return d + "; " + std::to_string(stream_->workers()) + " CPU threads";
 }
 

@@ -1,7 +1,15 @@
 #pragma once
 /// @file
-/// What one bam.open() reads through on the CPU path: the kernel stream, the data (a loaded
-/// image or the files themselves), the devices and the page cache.
+/// What one bam.open() reads through: the kernel stream (CPU path) or the GPU runtime
+/// (device="cuda"), the data (a loaded image, its GPU copy, or the files themselves), the
+/// devices and the page cache.
+///
+/// On a GPU no persistent kernel runs, so the caller's framework (PyTorch, CuPy) may allocate,
+/// free and launch as it likes between and during gathers: the file backend's controllers are
+/// I/O threads, and emulated-ssd's controller is a host thread over queues in pinned memory
+/// (placement host_thread; its copies run on a non-blocking stream of its own). The GPU
+/// controller kernel (placement gpu_kernel) is faster but makes CUDA calls of other code wait
+/// or deadlock (DESIGN 6 and 11), which a Python session cannot promise to avoid.
 ///
 /// A thin adapter beside tools/bam/storage_options.cpp (bam::tools::data_path): that one is
 /// compiled into the command line only and is built from CLI11 options, so the module builds
@@ -17,6 +25,8 @@
 
 #include <bam/cache.hpp>
 #include <bam/platform/launch.hpp>
+#include <bam/runtime/resources.hpp>
+#include <bam/runtime/runtime.hpp>
 #include <bam/storage/backing_store.hpp>
 #include <bam/storage/emulated_storage.hpp>
 #include <bam/storage/file_storage.hpp>
@@ -31,7 +41,8 @@ struct source_options {
   std::uint64_t line_bytes = 4096;
   std::uint32_t devices = 1;  ///< emulated-ssd: devices the data is striped over
   bool writable = false;
-  std::string faults;  ///< emulated-ssd: the command line's --faults spec
+  std::string faults;   ///< emulated-ssd: the command line's --faults spec
+  int gpu_device = -1;  ///< -1: the CPU path; else the CUDA device kernels run on
 };
 
 /// Owner of the stream, data, devices and cache of one opened array; starts the controllers
@@ -49,22 +60,36 @@ class data_source {
   [[nodiscard]] std::uint64_t data_bytes() const { return data_bytes_; }
   /// True when reads go through the page cache (file, emulated-ssd).
   [[nodiscard]] bool cached() const { return cache_ != nullptr; }
+  /// True when kernels run on a GPU (device="cuda").
+  [[nodiscard]] bool gpu() const { return runtime_ != nullptr; }
+  /// The GPU path's runtime (gpu() only): its device, its bounded synchronize.
+  [[nodiscard]] gpu_runtime& runtime() { return *runtime_; }
+  [[nodiscard]] int gpu_device() const { return gpu_device_; }
   [[nodiscard]] page_cache& cache() { return *cache_; }
   [[nodiscard]] device_set_ref devices() const;
-  /// host-memory: the loaded image, read in place.
-  [[nodiscard]] std::uint8_t* memory() const { return image_ ? image_->data() : nullptr; }
+  /// host-memory: the loaded image, read in place (pinned on a GPU); device-memory: its
+  /// copy in GPU memory.
+  [[nodiscard]] std::uint8_t* memory() const;
+  /// True when memory() is host memory (host-memory), false for GPU memory (device-memory).
+  [[nodiscard]] bool memory_on_host() const { return device_image_.data() == nullptr; }
+  /// The CPU path's stream (not gpu()).
   [[nodiscard]] host_stream& stream() { return *stream_; }
   /// "emulated-ssd: 1 device(s), 8 queues x 256, cache 1 MiB of 4 KiB lines, 8 CPU threads"
   [[nodiscard]] std::string describe() const;
 
  private:
+  void open_on_gpu(const source_options& options);
+
   std::uint64_t data_bytes_ = 0;
   std::string backend_;
-  std::unique_ptr<host_stream> stream_;
+  int gpu_device_ = -1;
+  std::unique_ptr<gpu_runtime> runtime_;  // GPU path; destroyed last (the storage attaches)
+  std::unique_ptr<host_stream> stream_;   // CPU path
   std::shared_ptr<backing_store> image_;
   std::unique_ptr<emulated_storage> storage_;
   std::unique_ptr<file_storage> files_;
   std::unique_ptr<page_cache> cache_;
+  device_memory device_image_;  // device-memory: the data in GPU memory
 };
 
 }  // namespace bam::python

@@ -99,7 +99,7 @@ std::unique_ptr<opened_array> open_array(std::vector<std::string> paths, const s
                                          std::uint64_t rows, std::uint64_t row_len,
                                          const std::string& backend, std::uint64_t cache_bytes,
                                          std::uint64_t line_bytes, std::uint32_t devices,
-                                         bool writable, const std::string& faults) {
+                                         bool writable, const std::string& faults, int gpu_device) {
   open_request r;
   r.source = {.paths = std::move(paths),
               .backend = backend,
@@ -107,7 +107,8 @@ std::unique_ptr<opened_array> open_array(std::vector<std::string> paths, const s
               .line_bytes = line_bytes,
               .devices = devices,
               .writable = writable,
-              .faults = faults};
+              .faults = faults,
+              .gpu_device = gpu_device};
   r.type = parse_element_type(type);
   r.shape = {.rows = rows, .row_len = row_len};
   nb::gil_scoped_release unlocked;  // opening reads a whole image for emulated-ssd
@@ -179,12 +180,46 @@ NB_MODULE(_bam, m) {
             return failures_to_python(f);
           },
           "rows"_a.noconvert(), "values"_a.noconvert())
+      .def_prop_ro("gpu_device", &opened_array::gpu_device)
+      .def(
+          "gather_device",
+          [](opened_array& a, std::uintptr_t rows, std::uint64_t n, std::uintptr_t out,
+             std::uintptr_t stream) {
+            row_failures f;
+            {
+              nb::gil_scoped_release unlocked;
+              a.gather_device(reinterpret_cast<const std::int64_t*>(rows), n,
+                              reinterpret_cast<void*>(out),
+                              reinterpret_cast<bam::stream_handle>(stream), f);
+            }
+            return failures_to_python(f);
+          },
+          "rows"_a, "n"_a, "out"_a, "stream"_a,
+          "device='cuda': reads n rows named by contiguous int64 GPU memory at address `rows` "
+          "into contiguous GPU memory at `out`, on the CUDA stream `stream` (an address; 0 the "
+          "legacy default stream), and waits for it. The Python half checks the buffers' "
+          "dtypes, sizes and device. Returns None, or (failed rows, first device error).")
+      .def(
+          "scatter_device",
+          [](opened_array& a, std::uintptr_t rows, std::uint64_t n, std::uintptr_t values,
+             std::uintptr_t stream) {
+            row_failures f;
+            {
+              nb::gil_scoped_release unlocked;
+              a.scatter_device(reinterpret_cast<const std::int64_t*>(rows), n,
+                               reinterpret_cast<const void*>(values),
+                               reinterpret_cast<bam::stream_handle>(stream), f);
+            }
+            return failures_to_python(f);
+          },
+          "rows"_a, "n"_a, "values"_a, "stream"_a)
       .def("flush", &opened_array::flush, nb::call_guard<nb::gil_scoped_release>())
       .def("stats", [](opened_array& a) { return stats_to_python(a.stats()); })
       .def("close", &opened_array::close, nb::call_guard<nb::gil_scoped_release>());
 
   m.def("open", &open_array, "paths"_a, "dtype"_a, "rows"_a, "row_len"_a, "backend"_a,
-        "cache_bytes"_a, "line_bytes"_a, "devices"_a, "writable"_a, "faults"_a);
+        "cache_bytes"_a, "line_bytes"_a, "devices"_a, "writable"_a, "faults"_a,
+        "gpu_device"_a = -1);
   m.def(
       "parse_size", [](const std::string& text) { return bam::tools::parse_size(text, "size"); },
       "Reads a size like 4096, 64K or 8G (binary units), as the command line does.");

@@ -37,7 +37,11 @@ array_shape fitted(const open_request& r, std::uint64_t data_bytes, const std::s
 }  // namespace
 
 opened_array::opened_array(const open_request& r)
-    : type_(r.type), writable_(r.source.writable), name_(joined(r.source.paths)) {
+    : type_(r.type),
+      writable_(r.source.writable),
+      gpu_device_(r.source.gpu_device),
+      name_(joined(r.source.paths)) {
+  const std::shared_ptr<void> keep = r.source.gpu_device >= 0 ? keep_current_device() : nullptr;
   source_ = std::make_unique<data_source>(r.source);
   shape_ = fitted(r, source_->data_bytes(), name_);
   array_ = make_array(type_, writable_, *source_, shape_, name_);
@@ -81,6 +85,21 @@ void opened_array::scatter(const std::int64_t* rows, std::uint64_t n, const void
   if (!writable_) throw input_error("'" + name_ + "' was opened read-only (writable=False)");
   check_rows(rows, n);
   array_->scatter(rows, n, values, failures);
+}
+
+void opened_array::gather_device(const std::int64_t* rows, std::uint64_t n, void* out,
+                                 stream_handle stream, row_failures& failures) {
+  std::lock_guard g(lock_);
+  require_open();
+  array_->gather_device(rows, n, out, stream, failures);
+}
+
+void opened_array::scatter_device(const std::int64_t* rows, std::uint64_t n, const void* values,
+                                  stream_handle stream, row_failures& failures) {
+  std::lock_guard g(lock_);
+  require_open();
+  if (!writable_) throw input_error("'" + name_ + "' was opened read-only (writable=False)");
+  array_->scatter_device(rows, n, values, stream, failures);
 }
 
 void opened_array::flush() {

@@ -38,6 +38,12 @@ class opened_array {
   /// As gather; throws bam::input_error for a read-only array.
   void scatter(const std::int64_t* rows, std::uint64_t n, const void* values,
                row_failures& failures);
+  /// device="cuda": rows, out and values in GPU memory, the kernels on `stream`
+  /// (any_array::gather_device, which checks the rows on the GPU before any I/O).
+  void gather_device(const std::int64_t* rows, std::uint64_t n, void* out, stream_handle stream,
+                     row_failures& failures);
+  void scatter_device(const std::int64_t* rows, std::uint64_t n, const void* values,
+                      stream_handle stream, row_failures& failures);
   /// Writes dirty lines back and flushes the devices; throws bam::nvme_error.
   void flush();
   [[nodiscard]] cache_stats stats();
@@ -49,6 +55,8 @@ class opened_array {
   [[nodiscard]] array_shape shape() const { return shape_; }
   [[nodiscard]] element_type type() const { return type_; }
   [[nodiscard]] bool writable() const { return writable_; }
+  /// The CUDA device the array runs on; -1 on the CPU path.
+  [[nodiscard]] int gpu_device() const { return gpu_device_; }
   [[nodiscard]] const std::string& description() const { return description_; }
 
  private:
@@ -59,6 +67,7 @@ class opened_array {
   element_type type_;
   array_shape shape_;
   bool writable_;
+  int gpu_device_;
   std::string name_;
   std::string description_;
   std::unique_ptr<data_source> source_;

@@ -41,15 +41,35 @@ void cuda_copy_to_device(void* dst, const void* src, std::uint64_t bytes) {
   BAM_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
 }
 
-// Called per command by the host_thread controller while GPU kernels run: the legacy stream
-// (primary context) does not wait for them, since ours are all non-blocking streams.
-void cuda_copy_any(void* dst, const void* src, std::uint64_t bytes) {
-  if (src == nullptr) {
-    BAM_CUDA_CHECK(cudaMemset(dst, 0, bytes));
-  } else {
-    BAM_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
+namespace {
+
+// The calling thread's own non-blocking stream, made at its first copy and destroyed when the
+// thread ends.
+struct thread_copy_stream {
+  cudaStream_t stream = nullptr;
+  thread_copy_stream() {
+    BAM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   }
-  BAM_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
+  ~thread_copy_stream() { cudaStreamDestroy(stream); }
+  thread_copy_stream(const thread_copy_stream&) = delete;
+  thread_copy_stream& operator=(const thread_copy_stream&) = delete;
+};
+
+}  // namespace
+
+// Called per command by the host_thread controller while GPU kernels run, and waits for that
+// copy alone: on a non-blocking stream of the controller's thread, so it orders against no
+// kernel. On the legacy stream (cudaMemcpy) it waited for every kernel on a blocking stream
+// of the context, such as PyTorch's default stream or a CuPy stream, whose gather kernel
+// waits for this copy: a deadlock (the Python package launches on the caller's stream).
+void cuda_copy_any(void* dst, const void* src, std::uint64_t bytes) {
+  thread_local thread_copy_stream copies;
+  if (src == nullptr) {
+    BAM_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, copies.stream));
+  } else {
+    BAM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, copies.stream));
+  }
+  BAM_CUDA_CHECK(cudaStreamSynchronize(copies.stream));
 }
 
 }  // namespace bam::runtime::detail

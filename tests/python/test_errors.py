@@ -60,6 +60,8 @@ def test_an_out_array_of_the_wrong_dtype_or_shape_is_a_value_error(data_file):
     ({"faults": "error-rate=0.1"}, "emulated-ssd"),
 ])
 def test_bad_open_arguments_are_value_errors_with_a_reason(data_file, kwargs, match):
+    if "device" in kwargs and bam.cuda_build:
+        pytest.skip("device='cuda' opens in a CUDA build (tests/python/test_cuda.py)")
     path, _ = data_file("float32", 100)
     with pytest.raises((ValueError, NotImplementedError), match=match):
         bam.open(path, "f32", **kwargs)

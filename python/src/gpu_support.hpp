@@ -1,0 +1,60 @@
+#pragma once
+/// @file
+/// What every GPU array of the module needs around its kernels, compiled once
+/// (gpu_support.cu): the range check that runs before any I/O, and the per-row failure flags
+/// the gather and scatter kernels set.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <bam/runtime/resources.hpp>
+#include <bam/runtime/runtime.hpp>
+
+namespace bam::python {
+
+/// Makes a device current on the calling thread for a scope and restores the one that was, so
+/// a caller's framework (which keeps its own current device) sees no change.
+class device_guard {
+ public:
+  explicit device_guard(int device);
+  ~device_guard();
+  device_guard(const device_guard&) = delete;
+  device_guard& operator=(const device_guard&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+/// Scratch memory of one GPU array. Not thread safe: the array's owner serializes calls.
+class gpu_scratch {
+ public:
+  explicit gpu_scratch(int device);
+
+  /// Makes the array's device current on the calling thread until the guard goes (Python
+  /// calls come from any thread, with any device current).
+  [[nodiscard]] device_guard use_device() const { return device_guard(device_); }
+
+  /// Runs the range-check kernel over `rows` (GPU memory) on `stream` and waits for it: throws
+  /// std::out_of_range naming the first row outside [0, limit), its position and `name`.
+  void check_rows(gpu_runtime& rt, const std::int64_t* rows, std::uint64_t n, std::uint64_t limit,
+                  stream_handle stream, const std::string& name);
+
+  /// `n` zeroed flags in pinned memory, one per row, that the kernels set for rows whose I/O
+  /// failed. Valid until the next call.
+  [[nodiscard]] std::uint32_t* failed_flags(std::uint64_t n);
+
+  /// After the kernel ended: the rows whose flags are set (sorted, each once), read back from
+  /// `rows` (GPU memory) only when there are some; clears the flags.
+  [[nodiscard]] std::vector<std::int64_t> failed_rows(gpu_runtime& rt, const std::int64_t* rows,
+                                                      std::uint64_t n, stream_handle stream);
+
+ private:
+  int device_;
+  device_memory first_bad_;   // the smallest position out of range (the kernel's atomic min)
+  pinned_memory word_;        // its copy for the host, and the row there
+  pinned_memory flags_;       // failed_flags(), grown on demand
+  std::uint64_t handed_ = 0;  // flags handed out and not yet read back (maybe set)
+};
+
+}  // namespace bam::python

@@ -1,0 +1,167 @@
+#pragma once
+/// @file
+/// any_array for one element type on a GPU (device="cuda"): a bam::array<T> (or
+/// array<const T>, read-only) over the source's GPU cache or memory, and the row kernels
+/// (row_kernels.hpp) launched on the caller's CUDA stream. Included by the units that
+/// instantiate it (gpu_array_*.cu), one element type per unit, so each compiles on its own.
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include <bam/array.hpp>
+#include <bam/error.hpp>
+#include <bam/platform/launch.cuh>
+#include <bam/runtime/resources.hpp>
+
+#include "any_array.hpp"
+#include "gpu_support.hpp"
+#include "row_kernels.hpp"
+
+namespace bam::python {
+
+template <class E>
+class gpu_typed_array final : public any_array {
+ public:
+  using value_type = std::remove_const_t<E>;
+  static constexpr bool writable = !std::is_const_v<E>;
+
+  gpu_typed_array(data_source& source, array_shape shape, const std::string& name)
+      : source_(source),
+        shape_(shape),
+        array_(open(source, shape, name)),
+        scratch_(source.gpu_device()) {}
+
+  void gather_device(const std::int64_t* rows, std::uint64_t n, void* out, stream_handle stream,
+                     row_failures& failures) override {
+    const device_guard on = scratch_.use_device();
+    const std::uint64_t total = n * shape_.row_len;
+    if (total == 0) return;
+    scratch_.check_rows(source_.runtime(), rows, n, shape_.rows, stream, array_.name());
+    std::uint32_t* failed = scratch_.failed_flags(n);
+    const std::uint32_t grid = grid_for(total);
+    launch(stream, grid, detail::block_threads,
+           detail::gather_rows<E>{array_.ref_for_launch(grid, detail::block_threads), rows,
+                                  static_cast<value_type*>(out), failed, shape_.row_len, total});
+    source_.runtime().synchronize(stream, 0, "the gather kernel of '" + array_.name() + "'");
+    collect(rows, n, stream, failures);
+  }
+
+  void scatter_device(const std::int64_t* rows, std::uint64_t n, const void* values,
+                      stream_handle stream, row_failures& failures) override {
+    if constexpr (writable) {
+      const device_guard on = scratch_.use_device();
+      const std::uint64_t total = n * shape_.row_len;
+      if (total == 0) return;
+      scratch_.check_rows(source_.runtime(), rows, n, shape_.rows, stream, array_.name());
+      std::uint32_t* failed = scratch_.failed_flags(n);
+      const std::uint32_t grid = grid_for(total);
+      launch(stream, grid, detail::block_threads,
+             detail::scatter_rows<E>{array_.ref_for_launch(grid, detail::block_threads), rows,
+                                     static_cast<const value_type*>(values), failed, shape_.row_len,
+                                     total});
+      source_.runtime().synchronize(stream, 0, "the scatter kernel of '" + array_.name() + "'");
+      collect(rows, n, stream, failures);
+    } else {
+      (void)rows, (void)n, (void)values, (void)stream, (void)failures;
+      throw input_error("array '" + array_.name() + "' was opened read-only (writable=False)");
+    }
+  }
+
+  // Host rows and buffers (a NumPy index on a GPU array): staged through GPU memory, on the
+  // runtime's stream.
+  void gather(const std::int64_t* rows, std::uint64_t n, void* out,
+              row_failures& failures) override {
+    const device_guard on = scratch_.use_device();
+    const std::uint64_t bytes = n * shape_.row_len * sizeof(value_type);
+    if (bytes == 0) return;
+    const stream_handle s = source_.runtime().stream();
+    device_memory rows_d(n * sizeof(std::int64_t));
+    device_memory out_d(bytes);
+    copy_async(rows_d.data(), rows, n * sizeof(std::int64_t), s);
+    gather_device(rows_d.as<std::int64_t>(), n, out_d.data(), s, failures);
+    copy_async(out, out_d.data(), bytes, s);
+    source_.runtime().synchronize(s, 0, "copying a gather back to host memory");
+  }
+
+  void scatter(const std::int64_t* rows, std::uint64_t n, const void* values,
+               row_failures& failures) override {
+    const device_guard on = scratch_.use_device();
+    const std::uint64_t bytes = n * shape_.row_len * sizeof(value_type);
+    if (bytes == 0) return;
+    const stream_handle s = source_.runtime().stream();
+    device_memory rows_d(n * sizeof(std::int64_t));
+    device_memory values_d(bytes);
+    copy_async(rows_d.data(), rows, n * sizeof(std::int64_t), s);
+    copy_async(values_d.data(), values, bytes, s);
+    scatter_device(rows_d.as<std::int64_t>(), n, values_d.data(), s, failures);
+  }
+
+  void flush() override {
+    if constexpr (writable) {
+      const device_guard on = scratch_.use_device();
+      array_.flush();
+      array_.check();
+    }
+  }
+
+  [[nodiscard]] cache_stats stats() const override { return array_.stats(); }
+
+ private:
+  static array<E> open(data_source& source, array_shape shape, const std::string& name) {
+    const std::uint64_t count = shape.rows * shape.row_len;
+    if (!source.cached()) {
+      return array<E>::over_memory(reinterpret_cast<value_type*>(source.memory()), count,
+                                   source.memory_on_host(), name);
+    }
+    return array<E>(source.cache(), source.devices(), {.count = count, .name = name});
+  }
+
+  // Blocks of 256 threads, at most 8 per SM of an H100/H200 (132 SMs) and, over a cache, at
+  // most half as many warps as the cache has lines: a writable array refuses a launch whose
+  // warps could hold every line (array::ref_for_launch), and a read-only one reads through.
+  [[nodiscard]] std::uint32_t grid_for(std::uint64_t elements) const {
+    std::uint64_t grid = std::clamp<std::uint64_t>(
+        (elements + detail::block_threads - 1) / detail::block_threads, 1, 132 * 8);
+    if (source_.cached()) {
+      const std::uint64_t warps_per_block = detail::block_threads / 32;
+      const std::uint64_t fit = source_.cache().lines() / 2 / warps_per_block;
+      grid = std::clamp<std::uint64_t>(fit, 1, grid);
+    }
+    return static_cast<std::uint32_t>(grid);
+  }
+
+  // As typed_array::collect: the failed rows and the error the array recorded (clearing it,
+  // and the failed lines, so the next call tries their I/O again).
+  void collect(const std::int64_t* rows, std::uint64_t n, stream_handle stream,
+               row_failures& failures) {
+    failures.rows = scratch_.failed_rows(source_.runtime(), rows, n, stream);
+    if (failures.rows.empty()) {
+      array_.check();
+      return;
+    }
+    try {
+      array_.check();
+    } catch (const nvme_error& e) {
+      failures.first_error = e.message();
+    }
+    array_.clear_failures();
+  }
+
+  data_source& source_;
+  array_shape shape_;
+  array<E> array_;
+  gpu_scratch scratch_;
+};
+
+/// The GPU array of T (writable or not) over `source`.
+template <class T>
+std::unique_ptr<any_array> make_gpu_typed(bool writable, data_source& source, array_shape shape,
+                                          const std::string& name) {
+  if (writable) return std::make_unique<gpu_typed_array<T>>(source, shape, name);
+  return std::make_unique<gpu_typed_array<const T>>(source, shape, name);
+}
+
+}  // namespace bam::python
