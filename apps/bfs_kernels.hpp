@@ -23,8 +23,78 @@ inline constexpr unsigned next_size = 0;   ///< vertices on the next frontier
 inline constexpr unsigned bad_ids = 1;     ///< neighbour ids >= n
 inline constexpr unsigned next_edges = 2;  ///< sum of the next frontier's degrees
 inline constexpr unsigned read = 3;        ///< entries bottom-up steps read
-inline constexpr unsigned count = 4;
+// The line rule's (bfs_units): what the next step would load either way.
+inline constexpr unsigned next_inner_units = 4;  ///< units inside one next-frontier list
+inline constexpr unsigned next_end_units = 5;    ///< units holding a next-frontier list's ends
+inline constexpr unsigned emptied_units = 6;     ///< units whose last unreached list start went
+inline constexpr unsigned start_units = 7;       ///< units holding an unreached list's start
+inline constexpr unsigned count = 8;
 }  // namespace bfs_counter
+
+/// What the line rule counts as vertices are claimed (bfs.hpp): the units (cache lines) the
+/// next level would load top-down (those spanned by the new frontier's lists) and bottom-up
+/// (those holding the first entry of an unreached vertex's list). A unit strictly inside one
+/// list belongs to no other, so the first count is exact with a bitmap of the units holding a
+/// list's first or last entry; the second is kept exact by a count of unreached starts per unit.
+/// Null tables: the rule is off and nothing is counted.
+///
+/// Every order is relaxed: the host reads the counters after the launch has finished, and
+/// within it only the atomicity of each count matters.
+struct bfs_units {
+  entry_units units;
+  std::uint32_t* unreached_starts = nullptr;  ///< per unit: unreached lists starting there
+  std::uint32_t* next_ends = nullptr;         ///< bitmap: units holding a next-frontier list's end
+
+  [[nodiscard]] BAM_HD bool on() const { return unreached_starts != nullptr; }
+
+  /// A vertex whose list is [begin, end) was reached and joins the next frontier.
+  BAM_HD void reached(std::uint64_t begin, std::uint64_t end, std::uint64_t* counters) const {
+    if (!on() || begin >= end) return;
+    const std::uint64_t first = units.of(begin);
+    const std::uint64_t last = units.of(end - 1);
+    // relaxed (all of these): counts the host reads after the launch has finished.
+    if (atomic_ref<std::uint32_t>(unreached_starts[first]).fetch_sub(1, order::relaxed) == 1) {
+      atomic_ref<std::uint64_t>(counters[bfs_counter::emptied_units]).fetch_add(1, order::relaxed);
+    }
+    if (last > first + 1) {
+      atomic_ref<std::uint64_t>(counters[bfs_counter::next_inner_units])
+          .fetch_add(last - first - 1, order::relaxed);
+    }
+    mark_end(first, counters);
+    if (last != first) mark_end(last, counters);
+  }
+
+ private:
+  BAM_HD void mark_end(std::uint64_t unit, std::uint64_t* counters) const {
+    const std::uint32_t bit = 1u << (unit % 32);
+    atomic_ref<std::uint32_t> word(next_ends[unit / 32]);
+    // relaxed: a filter that saves most read-modify-writes on a unit already marked.
+    if ((word.load(order::relaxed) & bit) != 0) return;
+    if ((word.fetch_or(bit, order::relaxed) & bit) != 0) return;
+    atomic_ref<std::uint64_t>(counters[bfs_counter::next_end_units]).fetch_add(1, order::relaxed);
+  }
+};
+
+/// Counts, once before the traversal, the unreached vertices (all but the source) whose list
+/// starts in each unit, and the units holding at least one such start.
+struct bfs_unit_starts_kernel {
+  const std::uint64_t* offsets;  ///< n + 1
+  std::uint64_t n;
+  std::uint64_t source;
+  bfs_units units;
+  std::uint64_t* counters;
+
+  BAM_HD void operator()(thread_index t) const {
+    for (std::uint64_t v = t.id; v < n; v += t.count) {
+      if (v == source || offsets[v] == offsets[v + 1]) continue;
+      // relaxed: a count the host and later launches read after this launch has finished.
+      if (atomic_ref<std::uint32_t>(units.unreached_starts[units.units.of(offsets[v])])
+              .fetch_add(1, order::relaxed) == 0) {
+        atomic_ref<std::uint64_t>(counters[bfs_counter::start_units]).fetch_add(1, order::relaxed);
+      }
+    }
+  }
+};
 
 /// Claims unreached vertices for level `depth`: the first thread to claim one (a
 /// compare-exchange on its depth) gives it `depth` and appends it to the next frontier. Each
@@ -40,6 +110,7 @@ struct bfs_claim {
   std::uint64_t* counters;       ///< bfs_counter slots
   const std::uint64_t* offsets;  ///< n + 1
   std::int32_t depth;
+  bfs_units units;  ///< what the line rule counts (off: null tables)
 
   BAM_HD void operator()(std::uint64_t v) const {
     atomic_ref<std::int32_t> d(depths[v]);
@@ -61,6 +132,7 @@ struct bfs_claim {
     // relaxed: a sum the host reads after the launch has finished.
     atomic_ref<std::uint64_t>(counters[bfs_counter::next_edges])
         .fetch_add(offsets[v + 1] - offsets[v], order::relaxed);
+    units.reached(offsets[v], offsets[v + 1], counters);
   }
 };
 

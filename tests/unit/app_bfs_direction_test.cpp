@@ -44,6 +44,40 @@ TEST(AppBfsDirection, ReadsFewerEntriesThanTopDownOnAKroneckerGraph) {
   EXPECT_LT(optimizing.stats.bytes_requested * 4, top_down.stats.bytes_requested);
 }
 
+TEST(AppBfsDirection, TheLineRuleLoadsFewerLinesThanTheEdgeRuleOnAKroneckerGraph) {
+  temp_dir dir;
+  const auto path = make_generated(dir.path(), graph::graph_kind::kron, 12, 16, 2, 8);
+  const graph::csr g = graph::read_csr(path);
+  const std::uint64_t source = max_degree_vertex(g.offsets);
+  // 1 MiB of neighbours in 256 lines, through a cache of 1/8 of them (the app's default).
+  const storage_shape shape{.cache_lines = 32};
+  const app_outcome lines = run_bfs_as(path, source, bfs_lines_rule, shape);
+  const app_outcome edges = run_bfs_as(path, source, bfs_edges_rule, shape);
+  const std::vector<std::int32_t> expected = reference_bfs(g, source);
+  ASSERT_EQ(lines.bfs.depths, expected);
+  ASSERT_EQ(edges.bfs.depths, expected);
+  EXPECT_EQ(lines.bfs.switch_rule, bfs_switch_rule::lines);
+  EXPECT_EQ(edges.bfs.switch_rule, bfs_switch_rule::edges);
+  // Each level went the way that loads fewer lines, so the run loads fewer in all.
+  EXPECT_LT(lines.stats.loads, edges.stats.loads);
+  EXPECT_LT(lines.stats.bytes_moved, edges.stats.bytes_moved);
+}
+
+TEST(AppBfsDirection, AutoCountsLinesThroughACacheAndEdgesOverMemory) {
+  temp_dir dir;
+  const auto path = make_generated(dir.path(), graph::graph_kind::kron, 10, 16, 2, 4);
+  const graph::csr g = graph::read_csr(path);
+  const std::uint64_t source = max_degree_vertex(g.offsets);
+  EXPECT_EQ(run_bfs_as(path, source, bfs_default).bfs.switch_rule, bfs_switch_rule::lines);
+  const app_outcome memory = run_bfs_as(path, source, bfs_default, {.host_memory = true});
+  EXPECT_EQ(memory.bfs.switch_rule, bfs_switch_rule::edges);
+  EXPECT_EQ(memory.bfs.depths, reference_bfs(g, source));
+  // Asked for over memory, the line rule counts 128-byte segments.
+  const app_outcome segments = run_bfs_as(path, source, bfs_lines_rule, {.host_memory = true});
+  EXPECT_EQ(segments.bfs.switch_rule, bfs_switch_rule::lines);
+  EXPECT_EQ(segments.bfs.depths, reference_bfs(g, source));
+}
+
 TEST(AppBfsDirection, EveryLevelBottomUpMatchesTheReferenceOnAGiantComponentWithOddities) {
   temp_dir dir;
   const auto path = make_bcsr(giant_with_oddities(3000, 5), input_format::bcsr, dir.path(), 4);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <set>
 #include <stdexcept>
 
 namespace bam::apps::testing {
@@ -40,6 +41,30 @@ std::uint64_t reference_bottom_up_reads(const graph::csr& g,
     }
   }
   return reads;
+}
+
+std::vector<level_units> reference_level_units(const graph::csr& g,
+                                               const std::vector<std::int32_t>& depths,
+                                               std::uint64_t entries_per_unit) {
+  const std::int32_t deepest = *std::max_element(depths.begin(), depths.end());
+  std::vector<level_units> out;
+  for (std::int32_t d = 1; d <= deepest + 1; ++d) {
+    std::set<std::uint64_t> spanned;  // by the lists of the vertices at depth d - 1
+    std::set<std::uint64_t> starts;   // holding the first entry of a list not reached before d
+    for (std::uint64_t u = 0; u < g.vertex_count(); ++u) {
+      const std::uint64_t begin = g.offsets[u];
+      const std::uint64_t end = g.offsets[u + 1];
+      if (begin == end) continue;
+      if (depths[u] == d - 1) {
+        for (std::uint64_t k = begin / entries_per_unit; k <= (end - 1) / entries_per_unit; ++k) {
+          spanned.insert(k);
+        }
+      }
+      if (depths[u] < 0 || depths[u] >= d) starts.insert(begin / entries_per_unit);
+    }
+    out.push_back({spanned.size(), starts.size()});
+  }
+  return out;
 }
 
 std::uint64_t reference_afforest_reads(const graph::csr& g, std::uint64_t rounds,

@@ -41,6 +41,18 @@ std::vector<double> reference_pagerank(const graph::csr& g, unsigned iterations,
 std::uint64_t reference_bottom_up_reads(const graph::csr& g,
                                         const std::vector<std::int32_t>& depths);
 
+/// What a level of BFS would load either way, in units of `entries_per_unit` entries (a unit
+/// boundary at entry 0): top-down, the units the lists of the vertices at the previous depth
+/// span; bottom-up, the units holding the first entry of a non-empty list not reached before
+/// the level. One per level, as run_bfs expands them (the last finds nothing).
+struct level_units {
+  std::uint64_t top_down = 0;
+  std::uint64_t bottom_up = 0;
+};
+std::vector<level_units> reference_level_units(const graph::csr& g,
+                                               const std::vector<std::int32_t>& depths,
+                                               std::uint64_t entries_per_unit);
+
 /// Adjacency entries Afforest reads with `rounds` sampled neighbours when the sample voted for
 /// `giant` (a vertex): the first `rounds` entries of every list, and the rest of every list of
 /// a vertex outside the component of `giant` in the graph of the sampled edges alone.
@@ -137,6 +149,7 @@ struct app_request {
   std::uint64_t source = 0;
   std::uint64_t bfs_scan_divisor = bfs_options{}.scan_divisor;
   bfs_algorithm bfs = bfs_options{}.algorithm;
+  bfs_switch_rule bfs_rule = bfs_options{}.switch_rule;
   double bfs_alpha = bfs_options{}.alpha;
   double bfs_beta = bfs_options{}.beta;
   cc_algorithm cc = cc_options{}.algorithm;
@@ -148,28 +161,38 @@ struct app_request {
   unsigned software_warps = 4;
 };
 
-/// BFS as each algorithm runs it: direction-optimizing with its default switch, with every
-/// level bottom-up (the switch forced both ways), and top-down.
+/// BFS as each algorithm runs it: direction-optimizing with its default switch (the line rule
+/// through a cache, the edge rule over memory), with each switch rule named, with every level
+/// bottom-up (the edge rule forced both ways), and top-down.
 struct bfs_variant {
   const char* name;
   bfs_algorithm algorithm;
   double alpha;
   double beta;
+  bfs_switch_rule rule = bfs_options{}.switch_rule;
 
   void apply(app_request& r) const {
     r.bfs = algorithm;
     r.bfs_alpha = alpha;
     r.bfs_beta = beta;
+    r.bfs_rule = rule;
   }
 };
 inline constexpr double always = std::numeric_limits<double>::infinity();
 inline constexpr bfs_variant bfs_default{"do", bfs_algorithm::direction_optimizing,
                                          bfs_options{}.alpha, bfs_options{}.beta};
+inline constexpr bfs_variant bfs_lines_rule{"do-lines", bfs_algorithm::direction_optimizing,
+                                            bfs_options{}.alpha, bfs_options{}.beta,
+                                            bfs_switch_rule::lines};
+inline constexpr bfs_variant bfs_edges_rule{"do-edges", bfs_algorithm::direction_optimizing,
+                                            bfs_options{}.alpha, bfs_options{}.beta,
+                                            bfs_switch_rule::edges};
 inline constexpr bfs_variant bfs_bottom_up{"bottom-up", bfs_algorithm::direction_optimizing, always,
-                                           always};
+                                           always, bfs_switch_rule::edges};
 inline constexpr bfs_variant bfs_top_down{"top-down", bfs_algorithm::top_down, bfs_options{}.alpha,
                                           bfs_options{}.beta};
-inline constexpr bfs_variant bfs_variants[] = {bfs_default, bfs_bottom_up, bfs_top_down};
+inline constexpr bfs_variant bfs_variants[] = {bfs_default, bfs_lines_rule, bfs_edges_rule,
+                                               bfs_bottom_up, bfs_top_down};
 inline constexpr cc_algorithm cc_algorithms[] = {cc_algorithm::afforest, cc_algorithm::union_find};
 
 struct app_outcome {
