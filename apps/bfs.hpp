@@ -97,7 +97,8 @@ enum class bfs_direction : std::uint8_t {
 struct bfs_level {
   bfs_direction direction = bfs_direction::listed;
   std::uint64_t frontier = 0;         ///< vertices at the previous depth
-  std::uint64_t found = 0;            ///< vertices given this depth
+  std::uint64_t found = 0;            ///< vertices given this depth (early claims included)
+  std::uint64_t early = 0;            ///< vertices given the depth after it (early claims)
   std::uint64_t edges_read = 0;       ///< adjacency entries read
   std::uint64_t top_down_units = 0;   ///< units the frontier's lists span (line rule; else 0)
   std::uint64_t bottom_up_units = 0;  ///< units holding an unreached list's start (line rule)
@@ -115,6 +116,10 @@ struct bfs_options {
   /// The graph stores every edge both ways (the file's flag): bottom-up levels need it.
   bool symmetric = false;
   bfs_switch_rule switch_rule = bfs_switch_rule::automatic;
+  /// Bottom-up steps give depth + 1 at once to a vertex whose whole list they read without a
+  /// parent but with a vertex already at depth (bfs_bottom_up_kernel): its list is not read
+  /// again in the next step. The depths are the same either way.
+  bool early_claims = true;
   /// The edge rule: go bottom-up when the frontier's edges exceed the unexplored edges / alpha;
   /// back top-down when the frontier shrinks below n / beta vertices. Beamer's and GAP's values
   /// (15 and 18), not tuned here (on the scale-18 Kronecker graph they take 3 of its 5 levels
@@ -134,14 +139,15 @@ struct bfs_result {
   bfs_algorithm algorithm = bfs_algorithm::top_down;  ///< what ran
   bfs_switch_rule switch_rule = bfs_switch_rule::edges;  ///< the rule that ran (lines or edges)
   bool fell_back = false;  ///< direction-optimizing asked for on a directed graph
+  bool early_claims = false;  ///< bottom-up steps made early claims (bfs_options::early_claims)
   double seconds = 0;      ///< the traversal (launches and frontier sizes) alone
   std::vector<bfs_level> levels;  ///< one per level expanded, in order
 };
 
 /// Executor memory the line rule's tables take for a source of `units` units (run_bfs allocates
-/// them besides its 28 bytes per vertex): a count and a bit per unit.
+/// them besides its 36 bytes per vertex): a count and two bits per unit.
 [[nodiscard]] inline std::uint64_t bfs_unit_table_bytes(std::uint64_t units) {
-  return units * sizeof(std::uint32_t) + (units + 31) / 32 * sizeof(std::uint32_t) + 512;
+  return units * sizeof(std::uint32_t) + 2 * (units + 31) / 32 * sizeof(std::uint32_t) + 1024;
 }
 
 /// The rule `asked` resolves to on a source that does (`cached`) or does not read through a
@@ -169,6 +175,10 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
   auto depths = exec.template allocate<std::int32_t>(n);
   auto frontier = exec.template allocate<std::uint64_t>(n);
   auto next = exec.template allocate<std::uint64_t>(n);
+  const bool optimizing = options.algorithm == bfs_algorithm::direction_optimizing;
+  const bool early_claims = optimizing && options.symmetric && options.early_claims;
+  // Early claims' list: the vertices of the frontier after next, found during a bottom-up step.
+  auto early = exec.template allocate<std::uint64_t>(early_claims ? n : 0);
   auto counters = exec.template allocate<std::uint64_t>(bfs_counter::count);
   fill(exec, depths, unreached);
   const std::int32_t zero_depth = 0;
@@ -178,7 +188,7 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
   exec.upload(counters, 0, std::span<const std::uint64_t>(zeros));
 
   bfs_result r;
-  const bool optimizing = options.algorithm == bfs_algorithm::direction_optimizing;
+  r.early_claims = early_claims;
   r.fell_back = optimizing && !options.symmetric;
   r.algorithm = optimizing && options.symmetric ? bfs_algorithm::direction_optimizing
                                                 : bfs_algorithm::top_down;
@@ -192,8 +202,8 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
   const std::uint64_t unit_count = by_lines ? units.count(edges.size()) : 0;
   auto unreached_starts = exec.template allocate<std::uint32_t>(unit_count);
   auto next_ends = exec.template allocate<std::uint32_t>((unit_count + 31) / 32);
-  const bfs_units tables =
-      by_lines ? bfs_units{units, unreached_starts.data(), next_ends.data()} : bfs_units{units};
+  auto early_ends =
+      exec.template allocate<std::uint32_t>(early_claims ? (unit_count + 31) / 32 : 0);
 
   const auto start = std::chrono::steady_clock::now();
   std::uint64_t size = 1;
@@ -209,15 +219,19 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
   if (by_lines) {
     fill(exec, unreached_starts, 0u);
     fill(exec, next_ends, 0u);
-    const launch_shape shape = exec.shape_for(n);
-    exec.launch(shape,
-                bfs_unit_starts_kernel{offsets_d.data(), n, options.source, tables, counters.data()});
+    fill(exec, early_ends, 0u);
+    const bfs_units tables{units, unreached_starts.data(), next_ends.data(), early_ends.data()};
+    exec.launch(exec.shape_for(n), bfs_unit_starts_kernel{offsets_d.data(), n, options.source,
+                                                          tables, counters.data()});
     std::uint64_t found[bfs_counter::count];
     exec.download(counters, 0, std::span<std::uint64_t>(found));
     bottom_up_units = found[bfs_counter::start_units];
     exec.upload(counters, 0, std::span<const std::uint64_t>(zeros));
   }
   std::optional<cache_stats> stats_at = stats_before;
+  // What the counters start each level with: the early claims of the level before, which are
+  // already on its next frontier (the early list becomes the next list).
+  std::uint64_t preset[bfs_counter::count] = {};
   bool bottom_up = false;
   for (std::int32_t depth = 1; size > 0; ++depth) {
     const auto level_start = std::chrono::steady_clock::now();
@@ -228,8 +242,16 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
       level.bottom_up_units = bottom_up_units;
     }
     r.level_vertices.push_back(size);
-    const bfs_claim claim{depths.data(), next.data(), counters.data(), offsets_d.data(), depth,
-                          tables};
+    const bfs_units tables =
+        by_lines ? bfs_units{units, unreached_starts.data(), next_ends.data(), early_ends.data()}
+                 : bfs_units{units};
+    const bfs_claim claim{.depths = depths.data(),
+                          .next = next.data(),
+                          .counters = counters.data(),
+                          .offsets = offsets_d.data(),
+                          .depth = depth,
+                          .units = tables,
+                          .early = early_claims ? early.data() : nullptr};
     using view = typename Edges::view_type;
     if (by_lines) {
       // Each level's direction is free (the depths do not depend on it): take the one that
@@ -289,11 +311,21 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
     level.edges_read += found[bfs_counter::read];
     r.edges_read += level.edges_read;
     level.found = size;
+    level.early = found[bfs_counter::early_size];
     top_down_units = found[bfs_counter::next_inner_units] + found[bfs_counter::next_end_units];
     bottom_up_units -= found[bfs_counter::emptied_units];
-    exec.upload(counters, 0, std::span<const std::uint64_t>(zeros));
-    if (by_lines && size > 0) fill(exec, next_ends, 0u);
+    preset[bfs_counter::next_size] = found[bfs_counter::early_size];
+    preset[bfs_counter::next_edges] = found[bfs_counter::early_edges];
+    preset[bfs_counter::next_inner_units] = found[bfs_counter::early_inner_units];
+    preset[bfs_counter::next_end_units] = found[bfs_counter::early_end_units];
+    exec.upload(counters, 0, std::span<const std::uint64_t>(preset));
     std::swap(frontier, next);
+    if (early_claims) {
+      // The early list holds the next frontier's first vertices, and its bitmap their ends.
+      std::swap(next, early);
+      std::swap(next_ends, early_ends);
+    }
+    if (by_lines && size > 0) fill(exec, early_claims ? early_ends : next_ends, 0u);
     if (stats_at) {
       // One small copy per level (the cache's counter shards): the level's own I/O.
       const std::optional<cache_stats> now = edges.stats();

@@ -2,8 +2,8 @@
 # bam bfs --algorithm and bam cc --algorithm end to end: both algorithms give the same depths
 # and labels, the JSON names the algorithm that ran with edges_read beside graph_edges, the
 # default reads fewer entries on a symmetric Kronecker graph, and a directed graph falls back;
-# bam bfs --switch-rule: both rules give the same depths, the JSON names the rule and its
-# per-level record adds up.
+# bam bfs --switch-rule and --early-claims: the same depths either way, the JSON names what
+# ran and its per-level record adds up.
 set -euo pipefail
 bam=${1:-$(cd "$(dirname "$0")/../.." && pwd)/build/cpu/bam}
 bam=$(realpath "$bam")
@@ -54,6 +54,17 @@ cmp do.txt hm.txt || fail "bfs depths differ over host memory"
 [ "$(field hm.json switch_rule)" = edges ] || fail "bfs over memory did not count edges"
 if "$bam" bfs --graph g.bcsr --switch-rule bytes >/dev/null 2>&1; then
   fail "bfs took an unknown --switch-rule"
+fi
+
+# --early-claims: the same depths; on (the default) reads no more entries than off.
+"$bam" bfs --graph g.bcsr --early-claims off --depths-out eo.txt --json eo.json >/dev/null 2>&1
+cmp do.txt eo.txt || fail "bfs depths differ with early claims off"
+[ "$(field do.json early_claims)" = True ] || fail "bfs JSON does not say early claims were on"
+[ "$(field eo.json early_claims)" = False ] || fail "bfs JSON does not say early claims were off"
+[ "$(field do.json edges_read)" -le "$(field eo.json edges_read)" ] ||
+  fail "early claims read more entries"
+if "$bam" bfs --graph g.bcsr --early-claims maybe >/dev/null 2>&1; then
+  fail "bfs took an unknown --early-claims"
 fi
 
 "$bam" cc --graph g.bcsr --labels-out af.txt --json af.json >/dev/null 2>&1

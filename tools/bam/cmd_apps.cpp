@@ -65,6 +65,7 @@ struct app_options {
   std::uint64_t scan_divisor = apps::bfs_options{}.scan_divisor;
   std::string bfs_algorithm = apps::to_string(apps::bfs_options{}.algorithm);
   std::string bfs_switch_rule = apps::to_string(apps::bfs_options{}.switch_rule);
+  std::string early_claims = apps::bfs_options{}.early_claims ? "on" : "off";
   // cc
   std::string labels_out;
   std::string cc_algorithm = apps::to_string(apps::cc_options{}.algorithm);
@@ -162,9 +163,9 @@ struct session {
 };
 
 #if defined(BAM_HAVE_CUDA)
-// GPU memory the executor reserves for working arrays: the largest app needs about 32 bytes
-// per vertex (BFS: offsets, depths, two frontiers; PageRank: offsets and three doubles), and
-// BFS's line rule a count and a bit per `unit_bytes` of the neighbour section.
+// GPU memory the executor reserves for working arrays: the largest app needs about 36 bytes
+// per vertex (BFS: offsets, depths, three frontier lists; PageRank: offsets and three
+// doubles), and BFS's line rule a count and two bits per `unit_bytes` of the neighbour section.
 std::uint64_t work_bytes(const apps::graph_file& g, std::uint64_t unit_bytes) {
   return 48 * (g.vertex_count() + 1) +
          apps::bfs_unit_table_bytes(g.neighbour_bytes() / unit_bytes + 2) +
@@ -654,7 +655,8 @@ void run_bfs_command(const app_options& o) {
          .symmetric = s->graph.symmetric(),
          .switch_rule = o.bfs_switch_rule == "lines"   ? apps::bfs_switch_rule::lines
                         : o.bfs_switch_rule == "edges" ? apps::bfs_switch_rule::edges
-                                                       : apps::bfs_switch_rule::automatic});
+                                                       : apps::bfs_switch_rule::automatic,
+         .early_claims = o.early_claims == "on"});
   });
   figures f{"bfs",
             "breadth-first search from vertex " + num(source),
@@ -704,6 +706,7 @@ void run_bfs_command(const app_options& o) {
         .field("algorithm", std::string(apps::to_string(r.algorithm)))
         .field("algorithm_fell_back", r.fell_back)
         .field("switch_rule", std::string(apps::to_string(r.switch_rule)))
+        .field("early_claims", r.early_claims)
         .field("bottom_up_levels", r.bottom_up_levels)
         .field("reached", r.reached)
         .field("scan_divisor", o.scan_divisor)
@@ -718,6 +721,7 @@ void run_bfs_command(const app_options& o) {
           .field("direction", std::string(apps::to_string(l.direction)))
           .field("frontier", l.frontier)
           .field("found", l.found)
+          .field("early", l.early)
           .field("edges_read", l.edges_read)
           .field("top_down_units", l.top_down_units)
           .field("bottom_up_units", l.bottom_up_units)
@@ -917,6 +921,12 @@ void add_app_commands(CLI::App& app) {
                   "cache lines, counted as vertices are reached), edges (Beamer's alpha/beta over "
                   "edge counts, as GAP), auto (lines through a cache, edges over memory and tiles)")
         ->check(CLI::IsMember({"auto", "lines", "edges"}))
+        ->capture_default_str();
+    c->add_option("--early-claims", o->early_claims,
+                  "on: a bottom-up step gives the next depth at once to a vertex whose whole list "
+                  "it read without a parent but with a vertex found in the step, so the next step "
+                  "need not read the list again; off: every vertex waits for its own step")
+        ->check(CLI::IsMember({"on", "off"}))
         ->capture_default_str();
     c->add_option("--depths-out", o->depths_out,
                   "Write each vertex's depth (-1: unreached), one per line, to FILE ('-': stdout)")
