@@ -675,6 +675,8 @@ void run_bfs_command(const app_options& o) {
                       [&](std::uint64_t u) { return r.depths[u] != apps::unreached; });
   }
   const std::uint64_t degree = s->graph.offsets[source + 1] - s->graph.offsets[source];
+  std::uint64_t early_claimed = 0;
+  for (const apps::bfs_level& l : r.levels) early_claimed += l.early;
   f.lines.emplace_back("source", "vertex " + num(source) + " (degree " + num(degree) +
                                      (o.source ? ", --source)" : ", the highest; --source V)"));
   f.lines.emplace_back(
@@ -684,8 +686,10 @@ void run_bfs_command(const app_options& o) {
                          "search bottom-up: top-down)"
            : r.algorithm == apps::bfs_algorithm::direction_optimizing
                ? " (direction-optimizing: " + num(r.bottom_up_levels) +
-                     " levels bottom-up, picked by the " + apps::to_string(r.switch_rule) +
-                     " rule; --algorithm top-down for the other)"
+                     " levels bottom-up by --switch-rule " + apps::to_string(r.switch_rule) + ", " +
+                     num(early_claimed) + " vertices claimed early" +
+                     (r.early_claims ? "" : " (--early-claims off)") +
+                     "; --algorithm top-down for the other)"
                : " (--algorithm do for direction-optimizing)"));
   f.lines.emplace_back("levels", num(r.level_vertices.size()) + " (vertices per level: " +
                                      list_sizes(r.level_vertices) + "; " + num(r.scanned_levels) +
