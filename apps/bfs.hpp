@@ -13,15 +13,25 @@
 /// lines; a list of vertices in discovery order would touch lines at random, and a cache much
 /// smaller than the graph would load each line once per list instead of once per level.
 ///
-/// Direction-optimizing (Beamer et al., SC 2012), the default on a symmetric graph: when the
-/// frontier's lists hold more than 1/alpha of the edges not yet explored, a level is taken
-/// bottom-up instead (bfs_bottom_up_kernel): every unreached vertex reads its own list only
-/// until it meets a frontier vertex, so the large middle levels, where nearly every vertex is
-/// reached, read a segment or two per vertex instead of every edge of the frontier. Once the
-/// frontier shrinks below n/beta vertices the remaining levels go top-down again. Each edge not
-/// read is I/O not done; the depths are the same (a vertex gets its depth from the level
-/// structure, whichever direction found it). A directed graph has no in-lists to search, so
-/// there BFS runs top-down and the result says it fell back.
+/// Direction-optimizing (Beamer et al., SC 2012), the default on a symmetric graph: a level may
+/// be taken bottom-up instead (bfs_bottom_up_kernel): every unreached vertex reads its own list
+/// only until it meets a frontier vertex, so the large middle levels, where nearly every vertex
+/// is reached, read a segment or two per vertex instead of every edge of the frontier. The
+/// depths are the same (a vertex gets its depth from the level structure, whichever direction
+/// found it), so each level's direction is free, and two rules pick it:
+///
+/// - lines (the default through a cache): the direction that loads fewer units (cache lines),
+///   counted exactly as vertices are claimed: top-down loads the units the frontier's lists
+///   span, bottom-up at least the units holding the first entry of an unreached vertex's list.
+///   A bottom-up step reads a few entries per vertex but loads a whole line for them, and a line
+///   holds the starts of many lists, so it costs about as many lines as there are lines with an
+///   unreached start, whatever the entries it reads.
+/// - edges (the default over memory): Beamer's, with GAP's parameters: bottom-up when the
+///   frontier's lists hold more than 1/alpha of the edges not yet explored, top-down again once
+///   the frontier shrinks below n/beta vertices.
+///
+/// A directed graph has no in-lists to search, so there BFS runs top-down and the result says
+/// it fell back.
 ///
 ///     apps::cpu_executor exec(stream);
 ///     apps::bfs_result r = apps::run_bfs(exec, offsets, apps::array_edges(ids), {.source = s});
@@ -30,11 +40,13 @@
 #include <chrono>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <bam/cache/stats.hpp>
 #include <bam/error.hpp>
 
 #include "apps/bfs_kernels.hpp"
@@ -54,6 +66,47 @@ enum class bfs_algorithm : std::uint8_t {
   return a == bfs_algorithm::direction_optimizing ? "do" : "top-down";
 }
 
+/// How a direction-optimizing BFS picks each level's direction (above).
+enum class bfs_switch_rule : std::uint8_t {
+  automatic,  ///< lines when the source reads through a cache, else edges
+  lines,      ///< the fewer units (cache lines; 128-byte segments over memory) to load
+  edges,      ///< Beamer's alpha/beta over edge and vertex counts
+};
+
+/// "auto", "lines" or "edges" (the command line's names).
+[[nodiscard]] inline const char* to_string(bfs_switch_rule r) {
+  return r == bfs_switch_rule::lines   ? "lines"
+         : r == bfs_switch_rule::edges ? "edges"
+                                       : "auto";
+}
+
+/// How one level was expanded.
+enum class bfs_direction : std::uint8_t {
+  listed,     ///< top-down from the frontier list
+  scanned,    ///< top-down by a scan in vertex order
+  bottom_up,  ///< every unreached vertex searched its list
+};
+
+[[nodiscard]] inline const char* to_string(bfs_direction d) {
+  return d == bfs_direction::listed    ? "top-down"
+         : d == bfs_direction::scanned ? "top-down-scan"
+                                       : "bottom-up";
+}
+
+/// One level: what it cost, and what the line rule expected either direction to load.
+struct bfs_level {
+  bfs_direction direction = bfs_direction::listed;
+  std::uint64_t frontier = 0;         ///< vertices at the previous depth
+  std::uint64_t found = 0;            ///< vertices given this depth (early claims included)
+  std::uint64_t early = 0;            ///< vertices given the depth after it (early claims)
+  std::uint64_t edges_read = 0;       ///< adjacency entries read
+  std::uint64_t top_down_units = 0;   ///< units the frontier's lists span (line rule; else 0)
+  std::uint64_t bottom_up_units = 0;  ///< units holding an unreached list's start (line rule)
+  std::uint64_t loads = 0;            ///< cache line loads (0 without a cache)
+  std::uint64_t bytes_moved = 0;      ///< bytes the cache's I/O commands moved
+  double seconds = 0;                 ///< the level's launches and counter reads
+};
+
 struct bfs_options {
   std::uint64_t source = 0;
   /// A top-down level whose frontier holds more than n / scan_divisor vertices is expanded by a
@@ -62,9 +115,15 @@ struct bfs_options {
   bfs_algorithm algorithm = bfs_algorithm::direction_optimizing;
   /// The graph stores every edge both ways (the file's flag): bottom-up levels need it.
   bool symmetric = false;
-  /// Go bottom-up when the frontier's edges exceed the unexplored edges / alpha; back top-down
-  /// when the frontier shrinks below n / beta vertices. Beamer's and GAP's values (15 and 18),
-  /// not tuned here (on the scale-18 Kronecker graph they take 3 of its 5 levels bottom-up).
+  bfs_switch_rule switch_rule = bfs_switch_rule::automatic;
+  /// Bottom-up steps give depth + 1 at once to a vertex whose whole list they read without a
+  /// parent but with a vertex already at depth (bfs_bottom_up_kernel): its list is not read
+  /// again in the next step. The depths are the same either way.
+  bool early_claims = true;
+  /// The edge rule: go bottom-up when the frontier's edges exceed the unexplored edges / alpha;
+  /// back top-down when the frontier shrinks below n / beta vertices. Beamer's and GAP's values
+  /// (15 and 18), not tuned here (on the scale-18 Kronecker graph they take 3 of its 5 levels
+  /// bottom-up).
   double alpha = 15;
   double beta = 18;
 };
@@ -78,9 +137,25 @@ struct bfs_result {
   std::uint64_t edges_traversed = 0;  ///< sum of reached degrees (what TEPS counts)
   std::uint64_t edges_read = 0;       ///< adjacency entries actually read from the source
   bfs_algorithm algorithm = bfs_algorithm::top_down;  ///< what ran
+  bfs_switch_rule switch_rule = bfs_switch_rule::edges;  ///< the rule that ran (lines or edges)
   bool fell_back = false;  ///< direction-optimizing asked for on a directed graph
+  bool early_claims = false;  ///< bottom-up steps made early claims (bfs_options::early_claims)
   double seconds = 0;      ///< the traversal (launches and frontier sizes) alone
+  std::vector<bfs_level> levels;  ///< one per level expanded, in order
 };
+
+/// Executor memory the line rule's tables take for a source of `units` units (run_bfs allocates
+/// them besides its 36 bytes per vertex): a count and two bits per unit.
+[[nodiscard]] inline std::uint64_t bfs_unit_table_bytes(std::uint64_t units) {
+  return units * sizeof(std::uint32_t) + 2 * (units + 31) / 32 * sizeof(std::uint32_t) + 1024;
+}
+
+/// The rule `asked` resolves to on a source that does (`cached`) or does not read through a
+/// cache.
+[[nodiscard]] inline bfs_switch_rule resolve(bfs_switch_rule asked, bool cached) {
+  if (asked != bfs_switch_rule::automatic) return asked;
+  return cached ? bfs_switch_rule::lines : bfs_switch_rule::edges;
+}
 
 /// Runs BFS from `options.source`. `offsets` are the graph's n + 1 vertex offsets in host
 /// memory; `edges` a neighbour source (edges.hpp). Throws bam::input_error for a bad source
@@ -100,6 +175,10 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
   auto depths = exec.template allocate<std::int32_t>(n);
   auto frontier = exec.template allocate<std::uint64_t>(n);
   auto next = exec.template allocate<std::uint64_t>(n);
+  const bool optimizing = options.algorithm == bfs_algorithm::direction_optimizing;
+  const bool early_claims = optimizing && options.symmetric && options.early_claims;
+  // Early claims' list: the vertices of the frontier after next, found during a bottom-up step.
+  auto early = exec.template allocate<std::uint64_t>(early_claims ? n : 0);
   auto counters = exec.template allocate<std::uint64_t>(bfs_counter::count);
   fill(exec, depths, unreached);
   const std::int32_t zero_depth = 0;
@@ -109,21 +188,77 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
   exec.upload(counters, 0, std::span<const std::uint64_t>(zeros));
 
   bfs_result r;
-  const bool optimizing = options.algorithm == bfs_algorithm::direction_optimizing;
+  r.early_claims = early_claims;
   r.fell_back = optimizing && !options.symmetric;
   r.algorithm = optimizing && options.symmetric ? bfs_algorithm::direction_optimizing
                                                 : bfs_algorithm::top_down;
+  const std::optional<cache_stats> stats_before = edges.stats();
+  r.switch_rule = resolve(options.switch_rule, stats_before.has_value());
+  const bool by_lines = r.algorithm == bfs_algorithm::direction_optimizing &&
+                        r.switch_rule == bfs_switch_rule::lines;
+  // The line rule's tables: unreached list starts per unit, and a bitmap of the units holding
+  // an end of a next-frontier list (cleared every level). Empty when the rule is off.
+  const entry_units units = edges.units();
+  const std::uint64_t unit_count = by_lines ? units.count(edges.size()) : 0;
+  auto unreached_starts = exec.template allocate<std::uint32_t>(unit_count);
+  auto next_ends = exec.template allocate<std::uint32_t>((unit_count + 31) / 32);
+  auto early_ends =
+      exec.template allocate<std::uint32_t>(early_claims ? (unit_count + 31) / 32 : 0);
+
   const auto start = std::chrono::steady_clock::now();
   std::uint64_t size = 1;
-  std::uint64_t frontier_edges = offsets[options.source + 1] - offsets[options.source];
+  const std::uint64_t source_begin = offsets[options.source];
+  const std::uint64_t source_end = offsets[options.source + 1];
+  std::uint64_t frontier_edges = source_end - source_begin;
   // Edges of the vertices not reached yet: what a top-down traversal still has to read.
   std::uint64_t unexplored = edges.size() - frontier_edges;
+  // The line rule's costs of the next level: top-down, the units the frontier's lists span;
+  // bottom-up, the units holding an unreached vertex's first entry.
+  std::uint64_t top_down_units = units.spanned(source_begin, source_end);
+  std::uint64_t bottom_up_units = 0;
+  if (by_lines) {
+    fill(exec, unreached_starts, 0u);
+    fill(exec, next_ends, 0u);
+    fill(exec, early_ends, 0u);
+    const bfs_units tables{units, unreached_starts.data(), next_ends.data(), early_ends.data()};
+    exec.launch(exec.shape_for(n), bfs_unit_starts_kernel{offsets_d.data(), n, options.source,
+                                                          tables, counters.data()});
+    std::uint64_t found[bfs_counter::count];
+    exec.download(counters, 0, std::span<std::uint64_t>(found));
+    bottom_up_units = found[bfs_counter::start_units];
+    exec.upload(counters, 0, std::span<const std::uint64_t>(zeros));
+  }
+  std::optional<cache_stats> stats_at = stats_before;
+  // What the counters start each level with: the early claims of the level before, which are
+  // already on its next frontier (the early list becomes the next list).
+  std::uint64_t preset[bfs_counter::count] = {};
   bool bottom_up = false;
   for (std::int32_t depth = 1; size > 0; ++depth) {
+    const auto level_start = std::chrono::steady_clock::now();
+    bfs_level level;
+    level.frontier = size;
+    if (by_lines) {
+      level.top_down_units = top_down_units;
+      level.bottom_up_units = bottom_up_units;
+    }
     r.level_vertices.push_back(size);
-    const bfs_claim claim{depths.data(), next.data(), counters.data(), offsets_d.data(), depth};
+    const bfs_units tables =
+        by_lines ? bfs_units{units, unreached_starts.data(), next_ends.data(), early_ends.data()}
+                 : bfs_units{units};
+    const bfs_claim claim{.depths = depths.data(),
+                          .next = next.data(),
+                          .counters = counters.data(),
+                          .offsets = offsets_d.data(),
+                          .depth = depth,
+                          .units = tables,
+                          .early = early_claims ? early.data() : nullptr};
     using view = typename Edges::view_type;
-    if (r.algorithm == bfs_algorithm::direction_optimizing) {
+    if (by_lines) {
+      // Each level's direction is free (the depths do not depend on it): take the one that
+      // loads fewer lines. Top-down's count is exact; bottom-up's is what it loads at least
+      // (a vertex that finds no parent in its first line reads on).
+      bottom_up = bottom_up_units < top_down_units;
+    } else if (r.algorithm == bfs_algorithm::direction_optimizing) {
       // Beamer's switch: bottom-up pays once the frontier's edges outweigh a fraction of what
       // is left (most of those edges would find vertices already reached), top-down again once
       // the frontier is small and shrinking (the unreached vertices are then mostly far away,
@@ -146,6 +281,7 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
                     bfs_bottom_up_kernel<view>{view_for(shape), offsets_d.data(), slice, claim, n});
       });
       ++r.bottom_up_levels;
+      level.direction = bfs_direction::bottom_up;
     } else if (options.scan_divisor != 0 && size > n / options.scan_divisor) {
       edges.sweep(exec, n, [&](const edge_slice& slice, auto&& view_for) {
         const launch_shape shape =
@@ -154,7 +290,8 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
                     bfs_scan_kernel<view>{view_for(shape), offsets_d.data(), slice, claim, n});
       });
       ++r.scanned_levels;
-      r.edges_read += frontier_edges;  // every list of the frontier, whole
+      level.direction = bfs_direction::scanned;
+      level.edges_read = frontier_edges;  // every list of the frontier, whole
     } else {
       const std::uint64_t listed = size;
       edges.sweep(exec, n, [&](const edge_slice& slice, auto&& view_for) {
@@ -162,7 +299,7 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
         exec.launch(shape, bfs_expand_kernel<view>{view_for(shape), offsets_d.data(), slice,
                                                    frontier.data(), listed, claim, n});
       });
-      r.edges_read += frontier_edges;
+      level.edges_read = frontier_edges;
     }
     std::uint64_t found[bfs_counter::count];
     exec.download(counters, 0, std::span<std::uint64_t>(found));
@@ -171,9 +308,33 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
     size = found[bfs_counter::next_size];
     frontier_edges = found[bfs_counter::next_edges];
     unexplored -= frontier_edges;
-    r.edges_read += found[bfs_counter::read];
-    exec.upload(counters, 0, std::span<const std::uint64_t>(zeros));
+    level.edges_read += found[bfs_counter::read];
+    r.edges_read += level.edges_read;
+    level.found = size;
+    level.early = found[bfs_counter::early_size];
+    top_down_units = found[bfs_counter::next_inner_units] + found[bfs_counter::next_end_units];
+    bottom_up_units -= found[bfs_counter::emptied_units];
+    preset[bfs_counter::next_size] = found[bfs_counter::early_size];
+    preset[bfs_counter::next_edges] = found[bfs_counter::early_edges];
+    preset[bfs_counter::next_inner_units] = found[bfs_counter::early_inner_units];
+    preset[bfs_counter::next_end_units] = found[bfs_counter::early_end_units];
+    exec.upload(counters, 0, std::span<const std::uint64_t>(preset));
     std::swap(frontier, next);
+    if (early_claims) {
+      // The early list holds the next frontier's first vertices, and its bitmap their ends.
+      std::swap(next, early);
+      std::swap(next_ends, early_ends);
+    }
+    if (by_lines && size > 0) fill(exec, early_claims ? early_ends : next_ends, 0u);
+    if (stats_at) {
+      // One small copy per level (the cache's counter shards): the level's own I/O.
+      const std::optional<cache_stats> now = edges.stats();
+      level.loads = now->loads - stats_at->loads;
+      level.bytes_moved = now->bytes_moved - stats_at->bytes_moved;
+      stats_at = now;
+    }
+    level.seconds = seconds_since(level_start);
+    r.levels.push_back(level);
     if (depth == std::numeric_limits<std::int32_t>::max() && size > 0) {
       throw input_error("bfs: more levels than a 32-bit depth holds");
     }

@@ -7,8 +7,8 @@
 ///
 /// A source offers sweep(exec, vertices, launch) (calls launch(slice, view_for) for each slice of
 /// the array the kernels read in one pass, in order, where view_for(shape) is the view a launch
-/// of that shape holds), check() (throws for an error a kernel recorded), size(), stats() and
-/// max_launch_threads(). A view offers what kernels use of bam::array_ref: try_read(i, out) and
+/// of that shape holds), check() (throws for an error a kernel recorded), size(), stats(),
+/// max_launch_threads() and units() (entry_units: the units a read loads). A view offers what kernels use of bam::array_ref: try_read(i, out) and
 /// reader(), a per-thread cursor with try_read(i, out) and drop(); and value_type.
 /// tiled_edges.hpp is the other source: partitions copied into GPU buffers.
 
@@ -55,6 +55,15 @@ class array_edges {
   template <class Exec, class Launch>
   void sweep(Exec& /*exec*/, std::uint64_t vertices, Launch&& launch) const {
     launch(edge_slice::whole(size(), vertices), [this](launch_shape shape) { return view(shape); });
+  }
+  /// The units reads move: cache lines through a cache (the array's element 0 need not start
+  /// one), 128-byte segments over memory.
+  [[nodiscard]] entry_units units() const {
+    if (!cached_) return {aligned_read_bytes / sizeof(Id), 0};
+    const array_ref<const Id> r = ids_->ref();
+    const std::uint64_t next = r.line_first(r.line_index(0) + 1);  // first entry of line 2
+    const std::uint64_t per_line = r.line_first(r.line_index(0) + 2) - next;
+    return {per_line, per_line - next};
   }
   /// Throws bam::nvme_error for an I/O error a kernel recorded.
   void check() const { ids_->check(); }

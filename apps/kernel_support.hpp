@@ -56,6 +56,25 @@ struct edge_slice {
 /// alignment: a warp's loads then fill whole 128-byte memory transactions).
 inline constexpr std::uint64_t aligned_read_bytes = 128;
 
+/// How a neighbour source's entries fall into the units it moves them in: entry i lies in unit
+/// (i + phase) / per_unit. Cache lines for an array on storage; aligned 128-byte segments (a
+/// memory transaction of a warp's read) for one over memory or tile buffers. A driver that
+/// weighs a step by the units it loads uses it (BFS's line rule).
+struct entry_units {
+  std::uint64_t per_unit = 1;  ///< entries per unit
+  std::uint64_t phase = 0;     ///< entries of entry 0's unit before it
+
+  [[nodiscard]] BAM_HD std::uint64_t of(std::uint64_t i) const { return (i + phase) / per_unit; }
+  /// Units spanned by entries [0, entries): the size of a table indexed by of().
+  [[nodiscard]] BAM_HD std::uint64_t count(std::uint64_t entries) const {
+    return entries == 0 ? 0 : of(entries - 1) + 1;
+  }
+  /// Units a list [begin, end) spans (0 for an empty list).
+  [[nodiscard]] BAM_HD std::uint64_t spanned(std::uint64_t begin, std::uint64_t end) const {
+    return end > begin ? of(end - 1) - of(begin) + 1 : 0;
+  }
+};
+
 /// Views that can start the loads of lines ahead of a walk: bam::array_ref on a cache (views of
 /// memory and tile buffers have nothing to load).
 template <class View>

@@ -150,6 +150,9 @@ class tiled_edges {
   [[nodiscard]] std::uint64_t size() const { return edges_; }
   /// No cache.
   [[nodiscard]] std::optional<cache_stats> stats() const { return std::nullopt; }
+  /// Kernels read 128-byte segments of the tile buffers (every partition is copied whole on
+  /// each pass whatever they read).
+  [[nodiscard]] entry_units units() const { return {aligned_read_bytes / sizeof(Id), 0}; }
   [[nodiscard]] const std::vector<edge_slice>& partitions() const { return parts_; }
   [[nodiscard]] tile_traffic traffic() const {
     return {2 * entries_ * sizeof(Id), parts_.size(), copies_, bytes_copied_};

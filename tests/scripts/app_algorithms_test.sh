@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bam bfs --algorithm and bam cc --algorithm end to end: both algorithms give the same depths
 # and labels, the JSON names the algorithm that ran with edges_read beside graph_edges, the
-# default reads fewer entries on a symmetric Kronecker graph, and a directed graph falls back.
+# default reads fewer entries on a symmetric Kronecker graph, and a directed graph falls back;
+# bam bfs --switch-rule and --early-claims: the same depths either way, the JSON names what
+# ran and its per-level record adds up.
 set -euo pipefail
 bam=${1:-$(cd "$(dirname "$0")/../.." && pwd)/build/cpu/bam}
 bam=$(realpath "$bam")
@@ -26,6 +28,44 @@ cmp do.txt td.txt || fail "bfs depths differ between do and top-down"
   fail "do read no fewer entries than top-down"
 grep -q "edges read" do.log || fail "the bfs summary does not give the entries read"
 grep -q "bottom-up" do.log || fail "the bfs summary does not say how many levels went bottom-up"
+
+# --switch-rule: the same depths either way; through the cache the default counts lines and
+# loads no more than the edge rule; over memory it counts edges; the JSON's levels add up.
+"$bam" bfs --graph g.bcsr --switch-rule edges --depths-out ed.txt --json ed.json >/dev/null 2>&1
+"$bam" bfs --graph g.bcsr --switch-rule lines --depths-out li.txt --json li.json >/dev/null 2>&1
+cmp do.txt ed.txt || fail "bfs depths differ between the line and edge rules"
+cmp do.txt li.txt || fail "bfs depths differ between --switch-rule lines and the default"
+[ "$(field do.json switch_rule)" = lines ] || fail "bfs through a cache did not count lines"
+[ "$(field ed.json switch_rule)" = edges ] || fail "bfs JSON does not name the edge rule"
+python3 - do.json ed.json <<'PY' || fail "bfs JSON levels do not add up, or lines loaded more"
+import json, sys
+runs = [json.load(open(p)) for p in sys.argv[1:]]
+for d in runs:
+    r = d["result"]
+    assert len(r["levels"]) == len(r["level_vertices"])
+    assert sum(l["loads"] for l in r["levels"]) == d["cache"]["loads"]
+    assert sum(l["edges_read"] for l in r["levels"]) == d["edges_read"]
+    assert sum(l["direction"] == "bottom-up" for l in r["levels"]) == r["bottom_up_levels"]
+assert runs[0]["cache"]["loads"] <= runs[1]["cache"]["loads"]
+PY
+grep -q "lines per level" do.log || fail "the bfs summary does not give the lines per level"
+"$bam" bfs --graph g.bcsr --backend host-memory --depths-out hm.txt --json hm.json >/dev/null 2>&1
+cmp do.txt hm.txt || fail "bfs depths differ over host memory"
+[ "$(field hm.json switch_rule)" = edges ] || fail "bfs over memory did not count edges"
+if "$bam" bfs --graph g.bcsr --switch-rule bytes >/dev/null 2>&1; then
+  fail "bfs took an unknown --switch-rule"
+fi
+
+# --early-claims: the same depths; on (the default) reads no more entries than off.
+"$bam" bfs --graph g.bcsr --early-claims off --depths-out eo.txt --json eo.json >/dev/null 2>&1
+cmp do.txt eo.txt || fail "bfs depths differ with early claims off"
+[ "$(field do.json early_claims)" = True ] || fail "bfs JSON does not say early claims were on"
+[ "$(field eo.json early_claims)" = False ] || fail "bfs JSON does not say early claims were off"
+[ "$(field do.json edges_read)" -le "$(field eo.json edges_read)" ] ||
+  fail "early claims read more entries"
+if "$bam" bfs --graph g.bcsr --early-claims maybe >/dev/null 2>&1; then
+  fail "bfs took an unknown --early-claims"
+fi
 
 "$bam" cc --graph g.bcsr --labels-out af.txt --json af.json >/dev/null 2>&1
 "$bam" cc --graph g.bcsr --algorithm union-find --labels-out uf.txt --json uf.json >/dev/null 2>&1

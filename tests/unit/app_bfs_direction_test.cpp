@@ -44,18 +44,86 @@ TEST(AppBfsDirection, ReadsFewerEntriesThanTopDownOnAKroneckerGraph) {
   EXPECT_LT(optimizing.stats.bytes_requested * 4, top_down.stats.bytes_requested);
 }
 
+TEST(AppBfsDirection, TheLineRuleLoadsFewerLinesThanTheEdgeRuleOnAKroneckerGraph) {
+  temp_dir dir;
+  const auto path = make_generated(dir.path(), graph::graph_kind::kron, 12, 16, 2, 8);
+  const graph::csr g = graph::read_csr(path);
+  const std::uint64_t source = max_degree_vertex(g.offsets);
+  // 1 MiB of neighbours in 256 lines, through a cache of 1/8 of them (the app's default). One
+  // worker, so that the loads do not depend on timing: at this size the rules differ in a
+  // level of a few dozen lines, less than eight workers' runs vary by.
+  const storage_shape shape{.cache_lines = 32, .workers = 1};
+  const app_outcome lines = run_bfs_as(path, source, bfs_lines_rule, shape);
+  const app_outcome edges = run_bfs_as(path, source, bfs_edges_rule, shape);
+  const std::vector<std::int32_t> expected = reference_bfs(g, source);
+  ASSERT_EQ(lines.bfs.depths, expected);
+  ASSERT_EQ(edges.bfs.depths, expected);
+  EXPECT_EQ(lines.bfs.switch_rule, bfs_switch_rule::lines);
+  EXPECT_EQ(edges.bfs.switch_rule, bfs_switch_rule::edges);
+  // Each level went the way that loads fewer lines, so the run loads fewer in all.
+  EXPECT_LT(lines.stats.loads, edges.stats.loads);
+  EXPECT_LT(lines.stats.bytes_moved, edges.stats.bytes_moved);
+}
+
+TEST(AppBfsDirection, AutoCountsLinesThroughACacheAndEdgesOverMemory) {
+  temp_dir dir;
+  const auto path = make_generated(dir.path(), graph::graph_kind::kron, 10, 16, 2, 4);
+  const graph::csr g = graph::read_csr(path);
+  const std::uint64_t source = max_degree_vertex(g.offsets);
+  EXPECT_EQ(run_bfs_as(path, source, bfs_default).bfs.switch_rule, bfs_switch_rule::lines);
+  const app_outcome memory = run_bfs_as(path, source, bfs_default, {.host_memory = true});
+  EXPECT_EQ(memory.bfs.switch_rule, bfs_switch_rule::edges);
+  EXPECT_EQ(memory.bfs.depths, reference_bfs(g, source));
+  // Asked for over memory, the line rule counts 128-byte segments.
+  const app_outcome segments = run_bfs_as(path, source, bfs_lines_rule, {.host_memory = true});
+  EXPECT_EQ(segments.bfs.switch_rule, bfs_switch_rule::lines);
+  EXPECT_EQ(segments.bfs.depths, reference_bfs(g, source));
+}
+
 TEST(AppBfsDirection, EveryLevelBottomUpMatchesTheReferenceOnAGiantComponentWithOddities) {
   temp_dir dir;
   const auto path = make_bcsr(giant_with_oddities(3000, 5), input_format::bcsr, dir.path(), 4);
   ASSERT_TRUE(graph::read_header(path).symmetric());
   const graph::csr g = graph::read_csr(path);
+  bfs_variant without_early_claims = bfs_bottom_up;
+  without_early_claims.early_claims = false;
   for (const std::uint64_t source : {max_degree_vertex(g.offsets), std::uint64_t{0}}) {
-    const app_outcome out = run_bfs_as(path, source, bfs_bottom_up);
     const std::vector<std::int32_t> expected = reference_bfs(g, source);
+    const app_outcome exact = run_bfs_as(path, source, without_early_claims);
+    ASSERT_EQ(exact.bfs.depths, expected);
+    EXPECT_EQ(exact.bfs.bottom_up_levels, exact.bfs.level_vertices.size());
+    EXPECT_FALSE(exact.bfs.early_claims);
+    EXPECT_EQ(exact.bfs.edges_read, reference_bottom_up_reads(g, expected));
+    const app_outcome out = run_bfs_as(path, source, bfs_bottom_up);
     ASSERT_EQ(out.bfs.depths, expected);
-    EXPECT_EQ(out.bfs.bottom_up_levels, out.bfs.level_vertices.size());
-    EXPECT_EQ(out.bfs.edges_read, reference_bottom_up_reads(g, expected));
+    EXPECT_TRUE(out.bfs.early_claims);
+    EXPECT_LE(out.bfs.edges_read, reference_bottom_up_reads(g, expected));
+    EXPECT_GE(out.bfs.edges_read, reference_bottom_up_reads(g, expected, true));
   }
+}
+
+TEST(AppBfsDirection, EarlyClaimsSkipListsTheNextStepWouldReadAgain) {
+  temp_dir dir;
+  const auto path = make_generated(dir.path(), graph::graph_kind::kron, 12, 16, 2, 8);
+  const graph::csr g = graph::read_csr(path);
+  const std::uint64_t source = max_degree_vertex(g.offsets);
+  const std::vector<std::int32_t> expected = reference_bfs(g, source);
+  bfs_variant without = bfs_bottom_up;
+  without.early_claims = false;
+  // One worker runs a launch's threads one after another, so which vertices are claimed early
+  // does not depend on timing.
+  const storage_shape one{.workers = 1};
+  const app_outcome off = run_bfs_as(path, source, without, one);
+  const app_outcome on = run_bfs_as(path, source, bfs_bottom_up, one);
+  ASSERT_EQ(on.bfs.depths, expected);
+  ASSERT_EQ(off.bfs.depths, expected);
+  std::uint64_t early = 0;
+  for (const bfs_level& l : on.bfs.levels) early += l.early;
+  EXPECT_GT(early, 0u);
+  for (const bfs_level& l : off.bfs.levels) EXPECT_EQ(l.early, 0u);
+  EXPECT_LT(on.bfs.edges_read, off.bfs.edges_read);
+  EXPECT_LT(on.stats.bytes_requested, off.stats.bytes_requested);
+  EXPECT_LE(on.stats.loads, off.stats.loads);
 }
 
 TEST(AppBfsDirection, FallsBackToTopDownOnADirectedGraph) {

@@ -82,6 +82,8 @@ void run_on(Exec& exec, const graph_file& g, const Edges& edges, const app_reque
                          .scan_divisor = request.bfs_scan_divisor,
                          .algorithm = request.bfs,
                          .symmetric = g.symmetric(),
+                         .switch_rule = request.bfs_rule,
+                         .early_claims = request.bfs_early_claims,
                          .alpha = request.bfs_alpha,
                          .beta = request.bfs_beta});
       break;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <set>
 #include <stdexcept>
 
 namespace bam::apps::testing {
@@ -26,13 +27,16 @@ std::vector<std::int32_t> reference_bfs(const graph::csr& g, std::uint64_t sourc
 }
 
 std::uint64_t reference_bottom_up_reads(const graph::csr& g,
-                                        const std::vector<std::int32_t>& depths) {
+                                        const std::vector<std::int32_t>& depths,
+                                        bool every_early_claim) {
   const std::int32_t deepest = *std::max_element(depths.begin(), depths.end());
   std::uint64_t reads = 0;
   // Levels 1 .. deepest + 1: the last finds nothing and ends the traversal.
   for (std::int32_t d = 1; d <= deepest + 1; ++d) {
     for (std::uint64_t u = 0; u < g.vertex_count(); ++u) {
       if (depths[u] >= 0 && depths[u] < d) continue;  // reached before level d
+      // Claimed early at level d - 1, which read its whole list and met its parent.
+      if (every_early_claim && depths[u] == d && d >= 2) continue;
       for (std::uint64_t e = g.offsets[u]; e < g.offsets[u + 1]; ++e) {
         ++reads;
         if (depths[g.neighbors[e]] == d - 1) break;
@@ -40,6 +44,32 @@ std::uint64_t reference_bottom_up_reads(const graph::csr& g,
     }
   }
   return reads;
+}
+
+std::vector<level_units> reference_level_units(const graph::csr& g,
+                                               const std::vector<std::int32_t>& depths,
+                                               std::uint64_t entries_per_unit) {
+  const std::int32_t deepest = *std::max_element(depths.begin(), depths.end());
+  std::vector<level_units> out;
+  for (std::int32_t d = 1; d <= deepest + 1; ++d) {
+    std::set<std::uint64_t> spanned;  // by the lists of the vertices at depth d - 1
+    std::set<std::uint64_t> starts;   // holding the first entry of a list not reached before d
+    std::set<std::uint64_t> least_starts;  // the same, less the vertices at d
+    for (std::uint64_t u = 0; u < g.vertex_count(); ++u) {
+      const std::uint64_t begin = g.offsets[u];
+      const std::uint64_t end = g.offsets[u + 1];
+      if (begin == end) continue;
+      if (depths[u] == d - 1) {
+        for (std::uint64_t k = begin / entries_per_unit; k <= (end - 1) / entries_per_unit; ++k) {
+          spanned.insert(k);
+        }
+      }
+      if (depths[u] < 0 || depths[u] >= d) starts.insert(begin / entries_per_unit);
+      if (depths[u] < 0 || depths[u] > d) least_starts.insert(begin / entries_per_unit);
+    }
+    out.push_back({spanned.size(), starts.size(), least_starts.size()});
+  }
+  return out;
 }
 
 std::uint64_t reference_afforest_reads(const graph::csr& g, std::uint64_t rounds,

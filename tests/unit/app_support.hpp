@@ -37,9 +37,28 @@ std::vector<double> reference_pagerank(const graph::csr& g, unsigned iterations,
 
 /// Adjacency entries a BFS that takes every level bottom-up reads on a CPU thread (a warp of
 /// one lane), given the true depths: at level d every vertex not reached before it reads its
-/// list up to and including the first neighbour at depth d - 1, or all of it.
+/// list up to and including the first neighbour at depth d - 1, or all of it. Without early
+/// claims that is exact; with them it is the most, and `every_early_claim` gives the least:
+/// every vertex at depth d >= 2 claimed at level d - 1 (which read its whole list) and not read
+/// at level d.
 std::uint64_t reference_bottom_up_reads(const graph::csr& g,
-                                        const std::vector<std::int32_t>& depths);
+                                        const std::vector<std::int32_t>& depths,
+                                        bool every_early_claim = false);
+
+/// What a level of BFS would load either way, in units of `entries_per_unit` entries (a unit
+/// boundary at entry 0): top-down, the units the lists of the vertices at the previous depth
+/// span; bottom-up, the units holding the first entry of a non-empty list not reached before
+/// the level, and the least that can be with early claims (less the lists of the vertices at
+/// the level's depth, which the level before may have claimed). One per level, as run_bfs
+/// expands them (the last finds nothing).
+struct level_units {
+  std::uint64_t top_down = 0;
+  std::uint64_t bottom_up = 0;
+  std::uint64_t bottom_up_least = 0;
+};
+std::vector<level_units> reference_level_units(const graph::csr& g,
+                                               const std::vector<std::int32_t>& depths,
+                                               std::uint64_t entries_per_unit);
 
 /// Adjacency entries Afforest reads with `rounds` sampled neighbours when the sample voted for
 /// `giant` (a vertex): the first `rounds` entries of every list, and the rest of every list of
@@ -137,6 +156,8 @@ struct app_request {
   std::uint64_t source = 0;
   std::uint64_t bfs_scan_divisor = bfs_options{}.scan_divisor;
   bfs_algorithm bfs = bfs_options{}.algorithm;
+  bfs_switch_rule bfs_rule = bfs_options{}.switch_rule;
+  bool bfs_early_claims = bfs_options{}.early_claims;
   double bfs_alpha = bfs_options{}.alpha;
   double bfs_beta = bfs_options{}.beta;
   cc_algorithm cc = cc_options{}.algorithm;
@@ -148,28 +169,40 @@ struct app_request {
   unsigned software_warps = 4;
 };
 
-/// BFS as each algorithm runs it: direction-optimizing with its default switch, with every
-/// level bottom-up (the switch forced both ways), and top-down.
+/// BFS as each algorithm runs it: direction-optimizing with its default switch (the line rule
+/// through a cache, the edge rule over memory), with each switch rule named, with every level
+/// bottom-up (the edge rule forced both ways), and top-down; early claims as by default (on).
 struct bfs_variant {
   const char* name;
   bfs_algorithm algorithm;
   double alpha;
   double beta;
+  bfs_switch_rule rule = bfs_options{}.switch_rule;
+  bool early_claims = bfs_options{}.early_claims;
 
   void apply(app_request& r) const {
     r.bfs = algorithm;
     r.bfs_alpha = alpha;
     r.bfs_beta = beta;
+    r.bfs_rule = rule;
+    r.bfs_early_claims = early_claims;
   }
 };
 inline constexpr double always = std::numeric_limits<double>::infinity();
 inline constexpr bfs_variant bfs_default{"do", bfs_algorithm::direction_optimizing,
                                          bfs_options{}.alpha, bfs_options{}.beta};
+inline constexpr bfs_variant bfs_lines_rule{"do-lines", bfs_algorithm::direction_optimizing,
+                                            bfs_options{}.alpha, bfs_options{}.beta,
+                                            bfs_switch_rule::lines};
+inline constexpr bfs_variant bfs_edges_rule{"do-edges", bfs_algorithm::direction_optimizing,
+                                            bfs_options{}.alpha, bfs_options{}.beta,
+                                            bfs_switch_rule::edges};
 inline constexpr bfs_variant bfs_bottom_up{"bottom-up", bfs_algorithm::direction_optimizing, always,
-                                           always};
+                                           always, bfs_switch_rule::edges};
 inline constexpr bfs_variant bfs_top_down{"top-down", bfs_algorithm::top_down, bfs_options{}.alpha,
                                           bfs_options{}.beta};
-inline constexpr bfs_variant bfs_variants[] = {bfs_default, bfs_bottom_up, bfs_top_down};
+inline constexpr bfs_variant bfs_variants[] = {bfs_default, bfs_lines_rule, bfs_edges_rule,
+                                               bfs_bottom_up, bfs_top_down};
 inline constexpr cc_algorithm cc_algorithms[] = {cc_algorithm::afforest, cc_algorithm::union_find};
 
 struct app_outcome {

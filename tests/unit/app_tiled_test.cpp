@@ -91,8 +91,10 @@ void expect_all_apps_match(const std::filesystem::path& path, const storage_shap
     const app_outcome b = run_app(path, shape, r);
     EXPECT_EQ(b.bfs.depths, depths);
     if (width == 1 && variant.alpha == always && graph::read_header(path).symmetric()) {
-      // A list cut over partitions is read a piece per launch, up to the same entry.
-      EXPECT_EQ(b.bfs.edges_read, reference_bottom_up_reads(g, depths));
+      // A list cut over partitions is read a piece per launch, up to the same entry; one in a
+      // partition of its own may be claimed early (a cut one never is).
+      EXPECT_LE(b.bfs.edges_read, reference_bottom_up_reads(g, depths));
+      EXPECT_GE(b.bfs.edges_read, reference_bottom_up_reads(g, depths, true));
     }
   }
 

@@ -64,6 +64,8 @@ struct app_options {
   std::string depths_out;
   std::uint64_t scan_divisor = apps::bfs_options{}.scan_divisor;
   std::string bfs_algorithm = apps::to_string(apps::bfs_options{}.algorithm);
+  std::string bfs_switch_rule = apps::to_string(apps::bfs_options{}.switch_rule);
+  std::string early_claims = apps::bfs_options{}.early_claims ? "on" : "off";
   // cc
   std::string labels_out;
   std::string cc_algorithm = apps::to_string(apps::cc_options{}.algorithm);
@@ -161,10 +163,13 @@ struct session {
 };
 
 #if defined(BAM_HAVE_CUDA)
-// GPU memory the executor reserves for working arrays: the largest app needs about 32 bytes
-// per vertex (BFS: offsets, depths, two frontiers; PageRank: offsets and three doubles).
-std::uint64_t work_bytes(const apps::graph_file& g) {
-  return 48 * (g.vertex_count() + 1) + (std::uint64_t{1} << 20);
+// GPU memory the executor reserves for working arrays: the largest app needs about 36 bytes
+// per vertex (BFS: offsets, depths, three frontier lists; PageRank: offsets and three
+// doubles), and BFS's line rule a count and two bits per `unit_bytes` of the neighbour section.
+std::uint64_t work_bytes(const apps::graph_file& g, std::uint64_t unit_bytes) {
+  return 48 * (g.vertex_count() + 1) +
+         apps::bfs_unit_table_bytes(g.neighbour_bytes() / unit_bytes + 2) +
+         (std::uint64_t{1} << 20);
 }
 #endif
 
@@ -192,7 +197,11 @@ auto on_executor(session& s, [[maybe_unused]] std::uint64_t extra_bytes, Body&& 
   }
 #if defined(BAM_HAVE_CUDA)
   gpu_runtime& rt = *s.path.runtime;
-  apps::gpu_executor exec(rt, work_bytes(s.graph) + extra_bytes);  // before the controllers
+  // The units BFS's line rule counts: cache lines, or 128-byte segments over memory. The
+  // executor reserves its memory before the controllers start.
+  const std::uint64_t unit_bytes =
+      s.path.cache ? s.path.cache->config().line_bytes : apps::aligned_read_bytes;
+  apps::gpu_executor exec(rt, work_bytes(s.graph, unit_bytes) + extra_bytes);
   exec.warm_up<View>();  // every kernel launched once before the controllers start
   // Stop the controllers before the executor frees its memory (a free waits for every
   // running kernel, and the controller kernel never ends), even when the app throws.
@@ -643,7 +652,11 @@ void run_bfs_command(const app_options& o) {
          .scan_divisor = o.scan_divisor,
          .algorithm = o.bfs_algorithm == "top-down" ? apps::bfs_algorithm::top_down
                                                     : apps::bfs_algorithm::direction_optimizing,
-         .symmetric = s->graph.symmetric()});
+         .symmetric = s->graph.symmetric(),
+         .switch_rule = o.bfs_switch_rule == "lines"   ? apps::bfs_switch_rule::lines
+                        : o.bfs_switch_rule == "edges" ? apps::bfs_switch_rule::edges
+                                                       : apps::bfs_switch_rule::automatic,
+         .early_claims = o.early_claims == "on"});
   });
   figures f{"bfs",
             "breadth-first search from vertex " + num(source),
@@ -662,6 +675,8 @@ void run_bfs_command(const app_options& o) {
                       [&](std::uint64_t u) { return r.depths[u] != apps::unreached; });
   }
   const std::uint64_t degree = s->graph.offsets[source + 1] - s->graph.offsets[source];
+  std::uint64_t early_claimed = 0;
+  for (const apps::bfs_level& l : r.levels) early_claimed += l.early;
   f.lines.emplace_back("source", "vertex " + num(source) + " (degree " + num(degree) +
                                      (o.source ? ", --source)" : ", the highest; --source V)"));
   f.lines.emplace_back(
@@ -671,17 +686,31 @@ void run_bfs_command(const app_options& o) {
                          "search bottom-up: top-down)"
            : r.algorithm == apps::bfs_algorithm::direction_optimizing
                ? " (direction-optimizing: " + num(r.bottom_up_levels) +
-                     " levels bottom-up; --algorithm top-down for the other)"
+                     " levels bottom-up by --switch-rule " + apps::to_string(r.switch_rule) + ", " +
+                     num(early_claimed) + " vertices claimed early" +
+                     (r.early_claims ? "" : " (--early-claims off)") +
+                     "; --algorithm top-down for the other)"
                : " (--algorithm do for direction-optimizing)"));
   f.lines.emplace_back("levels", num(r.level_vertices.size()) + " (vertices per level: " +
                                      list_sizes(r.level_vertices) + "; " + num(r.scanned_levels) +
                                      " top-down by a scan in vertex order)");
+  if (io.stats) {
+    // Which way each level went and the lines it loaded: where the I/O of a traversal goes.
+    std::string steps;
+    for (const apps::bfs_level& l : r.levels) {
+      if (!steps.empty()) steps += ", ";
+      steps += (l.direction == apps::bfs_direction::bottom_up ? "B " : "T ") + num(l.loads);
+    }
+    f.lines.emplace_back("lines per level", steps + " (T: top-down, B: bottom-up)");
+  }
   f.lines.emplace_back("reached",
                        num(r.reached) + " of " + num(s->graph.vertex_count()) + " vertices");
   f.json = [&](json_writer& j) {
     j.field("source", source)
         .field("algorithm", std::string(apps::to_string(r.algorithm)))
         .field("algorithm_fell_back", r.fell_back)
+        .field("switch_rule", std::string(apps::to_string(r.switch_rule)))
+        .field("early_claims", r.early_claims)
         .field("bottom_up_levels", r.bottom_up_levels)
         .field("reached", r.reached)
         .field("scan_divisor", o.scan_divisor)
@@ -689,6 +718,22 @@ void run_bfs_command(const app_options& o) {
         .key("level_vertices")
         .begin_array();
     for (const std::uint64_t v : r.level_vertices) j.value(v);
+    j.end_array();
+    j.key("levels").begin_array();
+    for (const apps::bfs_level& l : r.levels) {
+      j.begin_object()
+          .field("direction", std::string(apps::to_string(l.direction)))
+          .field("frontier", l.frontier)
+          .field("found", l.found)
+          .field("early", l.early)
+          .field("edges_read", l.edges_read)
+          .field("top_down_units", l.top_down_units)
+          .field("bottom_up_units", l.bottom_up_units)
+          .field("loads", l.loads)
+          .field("bytes_moved", l.bytes_moved)
+          .field("seconds", l.seconds)
+          .end_object();
+    }
     j.end_array();
   };
   report(o, file, *s, f, apps::seconds_since(start), o.depths_out == "-");
@@ -874,6 +919,18 @@ void add_app_commands(CLI::App& app) {
                   "its list only until it meets the frontier; symmetric graphs, a directed one "
                   "runs top-down); top-down: every level expands the frontier's lists")
         ->check(CLI::IsMember({"do", "top-down"}))
+        ->capture_default_str();
+    c->add_option("--switch-rule", o->bfs_switch_rule,
+                  "How do picks each level's direction: lines (the direction that loads fewer "
+                  "cache lines, counted as vertices are reached), edges (Beamer's alpha/beta over "
+                  "edge counts, as GAP), auto (lines through a cache, edges over memory and tiles)")
+        ->check(CLI::IsMember({"auto", "lines", "edges"}))
+        ->capture_default_str();
+    c->add_option("--early-claims", o->early_claims,
+                  "on: a bottom-up step gives the next depth at once to a vertex whose whole list "
+                  "it read without a parent but with a vertex found in the step, so the next step "
+                  "need not read the list again; off: every vertex waits for its own step")
+        ->check(CLI::IsMember({"on", "off"}))
         ->capture_default_str();
     c->add_option("--depths-out", o->depths_out,
                   "Write each vertex's depth (-1: unreached), one per line, to FILE ('-': stdout)")

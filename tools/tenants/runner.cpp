@@ -261,7 +261,11 @@ void run_on_cpu(const study_config& config, const tenant_data& data,
 // gather and scan two counters.
 std::uint64_t work_bytes(const tenant_spec& t, const tenant_data& data) {
   const std::uint64_t slack = std::uint64_t{1} << 20;
-  return uses_graph(t.kind) ? 48 * (data.graph()->vertex_count() + 1) + slack : slack;
+  if (!uses_graph(t.kind)) return slack;
+  // BFS's line rule: a count and a bit per unit, at most one per 128 bytes of neighbours.
+  const apps::graph_file& g = *data.graph();
+  return 48 * (g.vertex_count() + 1) +
+         apps::bfs_unit_table_bytes(g.neighbour_bytes() / apps::aligned_read_bytes + 2) + slack;
 }
 
 void run_on_gpu(const study_config& config, const tenant_data& data,
