@@ -8,9 +8,10 @@
 /// A source offers sweep(exec, vertices, launch) (calls launch(slice, view_for) for each slice of
 /// the array the kernels read in one pass, in order, where view_for(shape) is the view a launch
 /// of that shape holds), check() (throws for an error a kernel recorded), size(), stats(),
-/// max_launch_threads() and units() (entry_units: the units a read loads). A view offers what kernels use of bam::array_ref: try_read(i, out) and
-/// reader(), a per-thread cursor with try_read(i, out) and drop(); and value_type.
-/// tiled_edges.hpp is the other source: partitions copied into GPU buffers.
+/// max_launch_threads() and units() (entry_units: the units a read loads). A view offers what
+/// kernels use of bam::array_ref: try_read(i, out) and reader(), a per-thread cursor with
+/// try_read(i, out) and drop(); and value_type. tiled_edges.hpp is the other source: partitions
+/// copied into GPU buffers.
 
 #include <cstdint>
 #include <optional>

@@ -33,9 +33,8 @@ constexpr std::uint64_t by_size = bfs_options{}.scan_divisor;
 // (auto: lines through a cache), and the line rule's counts are exactly what each level would
 // load either way.
 void expect_consistent_levels(const graph::csr& g, std::uint32_t id_bytes,
-                              const std::vector<std::int32_t>& expected,
-                              const storage_shape& shape, const bfs_variant& variant,
-                              const app_outcome& out) {
+                              const std::vector<std::int32_t>& expected, const storage_shape& shape,
+                              const bfs_variant& variant, const app_outcome& out) {
   const bfs_result& r = out.bfs;
   ASSERT_EQ(r.levels.size(), r.level_vertices.size());
   std::uint64_t read = 0;

@@ -52,8 +52,8 @@ std::vector<level_units> reference_level_units(const graph::csr& g,
   const std::int32_t deepest = *std::max_element(depths.begin(), depths.end());
   std::vector<level_units> out;
   for (std::int32_t d = 1; d <= deepest + 1; ++d) {
-    std::set<std::uint64_t> spanned;  // by the lists of the vertices at depth d - 1
-    std::set<std::uint64_t> starts;   // holding the first entry of a list not reached before d
+    std::set<std::uint64_t> spanned;       // by the lists of the vertices at depth d - 1
+    std::set<std::uint64_t> starts;        // holding the first entry of a list not reached before d
     std::set<std::uint64_t> least_starts;  // the same, less the vertices at d
     for (std::uint64_t u = 0; u < g.vertex_count(); ++u) {
       const std::uint64_t begin = g.offsets[u];
