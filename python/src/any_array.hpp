@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <bam/cache/stats.hpp>
+#include <bam/error.hpp>
 #include <bam/runtime/resources.hpp>
 
 #include "data_source.hpp"
@@ -28,6 +29,23 @@ struct row_failures {
   std::vector<std::int64_t> rows;  ///< sorted, each once
   std::string first_error;         ///< the NVMe error the array recorded ("" when none)
 };
+
+/// Ends a call whose failed rows are in `failures.rows`: with none, array.check() throws what
+/// the array recorded (if anything); with some, the first recorded error goes with them and
+/// the array's failed lines are cleared, so the next call tries their I/O again.
+template <class Array>
+void settle_failures(Array& array, row_failures& failures) {
+  if (failures.rows.empty()) {
+    array.check();
+    return;
+  }
+  try {
+    array.check();
+  } catch (const nvme_error& e) {
+    failures.first_error = e.message();
+  }
+  array.clear_failures();
+}
 
 class any_array {
  public:

@@ -138,16 +138,7 @@ class gpu_typed_array final : public any_array {
   void collect(const std::int64_t* rows, std::uint64_t n, stream_handle stream,
                row_failures& failures) {
     failures.rows = scratch_.failed_rows(source_.runtime(), rows, n, stream);
-    if (failures.rows.empty()) {
-      array_.check();
-      return;
-    }
-    try {
-      array_.check();
-    } catch (const nvme_error& e) {
-      failures.first_error = e.message();
-    }
-    array_.clear_failures();
+    settle_failures(array_, failures);
   }
 
   data_source& source_;

@@ -91,16 +91,7 @@ class typed_array final : public any_array {
     std::sort(failures.rows.begin(), failures.rows.end());
     failures.rows.erase(std::unique(failures.rows.begin(), failures.rows.end()),
                         failures.rows.end());
-    if (failures.rows.empty()) {
-      array_.check();
-      return;
-    }
-    try {
-      array_.check();
-    } catch (const nvme_error& e) {
-      failures.first_error = e.message();
-    }
-    array_.clear_failures();
+    settle_failures(array_, failures);
   }
 
   data_source& source_;
