@@ -61,6 +61,23 @@ PY
     done
   done
 done
+# Asynchronous write-back: on (the default) some write-backs run beside the loads that evicted
+# their lines; off none do; both give the sums.
+for wb in on off; do
+  rm -f c.bin
+  "$bam" vector-add --a a.u32 --b b.u32 --out c.bin --dtype u32 --target cpu --cache-bytes 64K \
+    --line-bytes 512 --write-behind $wb --json r.json 2> log.txt ||
+    fail "--write-behind $wb failed: $(cat log.txt)"
+  cmp -s c.bin want.u32 || fail "--write-behind $wb: C is not A + B"
+  python3 - $wb <<'PY' || fail "--write-behind $wb: $(cat r.json)"
+import json, sys
+r = json.load(open("r.json"))
+beside = r["write_backs_beside_loads"]
+assert r["write_backs"] > 0, r
+assert (beside > 0) if sys.argv[1] == "on" else (beside == 0), r
+PY
+done
+
 # Seeds make the vectors: the same seed, the same bytes; another seed, others.
 "$bam" vector-gen --out again.u32 --count $count --dtype u32 --seed 1 2>/dev/null
 cmp -s a.u32 again.u32 || fail "vector-gen is not deterministic"

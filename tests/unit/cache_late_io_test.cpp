@@ -228,6 +228,49 @@ TEST(CacheLateReads, AReadThroughThatFindsNoBounceBufferLeavesARecord) {
   EXPECT_EQ(h.total(), 0u) << describe(h);
 }
 
+/// Stores to 64 pages twice over through four lines (nearly every load evicts a dirty line),
+/// flushes, and checks the image; returns the array's statistics.
+cache_stats store_through_four_lines(bool write_behind) {
+  cache_config c = lines(4, 2'000 * ms);
+  c.write_behind = write_behind;
+  rig r(64 * words_per_page, storage(2'000 * ms), c);
+  std::vector<std::uint64_t> expected(64 * words_per_page);
+  for (std::uint64_t i = 0; i < expected.size(); ++i) expected[i] = word_at(i);
+  cache_stats st;
+  {
+    array<std::uint64_t> a(*r.cache, r.set(), {.name = "behind"});
+    const array_ref<std::uint64_t> ref = a.ref();
+    for (std::uint64_t round = 0; round < 2; ++round) {
+      for (std::uint64_t p = 0; p < 64; ++p) {
+        const std::uint64_t i = p * words_per_page + round;
+        EXPECT_TRUE(ref.try_store(i, written_at(i, round)).ok());
+        expected[i] = written_at(i, round);
+      }
+    }
+    a.flush();
+    st = a.stats();
+  }
+  std::uint64_t differ = 0;
+  for (std::uint64_t i = 0; i < expected.size(); ++i) differ += r.image_word(i) != expected[i];
+  EXPECT_EQ(differ, 0u) << "words of the image that are not what was stored there";
+  const cache_holds h = r.cache->held_resources();
+  EXPECT_EQ(h.total(), 0u) << describe(h);
+  return st;
+}
+
+TEST(CacheWriteBehind, DirtyVictimsAreWrittenBackBesideTheLoadsThatEvictThem) {
+  // The first dirty victim of a load; a second is written back before the load, as always.
+  const cache_stats st = store_through_four_lines(true);
+  EXPECT_GT(st.write_backs_beside_loads, 0u);
+  EXPECT_LE(st.write_backs_beside_loads, st.write_backs);
+}
+
+TEST(CacheWriteBehind, OffEveryDirtyVictimIsWrittenBackFirst) {
+  const cache_stats st = store_through_four_lines(false);
+  EXPECT_EQ(st.write_backs_beside_loads, 0u);
+  EXPECT_GT(st.write_backs, 0u);
+}
+
 TEST(CacheLateReads, AFlushGivesBackWhatLateReadsHeldOnEveryQueue) {
   // Between launches nobody else drains the queues: flush() does, all of them (the FLUSH
   // command itself waits on queue 0 only).

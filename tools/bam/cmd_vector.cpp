@@ -516,6 +516,8 @@ void report(const vector_options& o, std::uint64_t n, double all, const add_resu
       .field("bytes_needed", needed)
       .field("bytes_moved", r.bytes_moved)
       .field("io_commands", r.stats.io_commands())
+      .field("write_backs", r.stats.write_backs)
+      .field("write_backs_beside_loads", r.stats.write_backs_beside_loads)
       .field("cache_bytes", r.cache_bytes)
       .field("tiles", r.tiles)
       .end_object();

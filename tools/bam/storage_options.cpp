@@ -58,6 +58,11 @@ void storage_options::add_to(CLI::App& c, const storage_choices& choices) {
   c.add_option("--cache-mode", mode_name, "none | naive | optimized")
       ->check(CLI::IsMember({"none", "naive", "optimized"}))
       ->capture_default_str();
+  c.add_option("--write-behind", write_behind,
+               "on: a load's first dirty victim is written back beside the load's read "
+               "(asynchronous write-back); off: before it")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   c.add_option("--devices", devices, "Emulated devices (striped)")->capture_default_str();
   c.add_option("--queues", queues, "Queue pairs per device (default: 8 on CPU, 128 on a GPU)");
   c.add_option("--depth", depth,
@@ -225,6 +230,7 @@ cache_config storage_options::cache(std::uint64_t default_cache_bytes) const {
   if (c.capacity_bytes < line_bytes) c.capacity_bytes = line_bytes;
   c.mode = mode();
   c.translation = translation;
+  c.write_behind = write_behind == "on";
   // --io-timeout-ms bounds a faulted run: a line the cache cannot free (held by a command
   // that may still run) is waited for a few command timeouts, not the default 30 s.
   if (io_timeout_ms != 0) c.victim_timeout_ns = 4 * io_timeout_ms * 1'000'000;

@@ -77,6 +77,10 @@ struct cache_config {
   /// two_level: every hit on a coalesced piece checks that its frame's owner is the reading
   /// array's tenant and piece, and reports a cache error otherwise. On in debug builds.
   bool check_frame_owners = debug_build;
+  /// Asynchronous write-back: the first dirty victim of a load is written back beside the
+  /// load's own read instead of before it (docs/protocols.md). Off: every dirty victim is
+  /// written back first, as before.
+  bool write_behind = true;
 };
 
 /// Checks the two_level policy percentages (frame_percent, below 100 under base_first;

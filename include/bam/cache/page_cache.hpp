@@ -190,6 +190,26 @@ class page_cache_ref {
                            const device_set_ref& drain) const;
   BAM_HD io_status evict(std::uint32_t line, std::uint64_t old_state,
                          const array_slot& for_array) const;
+  /// A dirty victim whose write-back load() runs beside its own read (docs/protocols.md,
+  /// asynchronous write-back): the line stays BUSY and mapped until the write completes.
+  struct write_behind {
+    std::uint32_t line = 0;
+    std::uint64_t old_state = 0;
+    const array_slot* owner = nullptr;  ///< null: none
+    std::uint64_t page = 0;             ///< the owner's page in the line
+    std::uint32_t queue = 0;            ///< its queue index (never the read's)
+  };
+  /// Whether the write-back of dirty victim `old_state` (claimed BUSY as `line`) can run
+  /// beside a read on queue index `read_queue`; if so fills `w`.
+  BAM_HD bool take_write_behind(std::uint32_t read_queue, std::uint32_t line,
+                                std::uint64_t old_state, write_behind& w) const;
+  /// Submits w's write-back; false (recorded, the line given back or left to the queue's
+  /// hold) when it could not be issued.
+  BAM_HD bool submit_write_behind(const write_behind& w, line_io_issued& issued) const;
+  /// Waits for w's write-back and ends it: written, the page is unmapped and the line freed;
+  /// failed, the line stays valid, dirty and mapped (BUSY while an abandoned write may run).
+  BAM_HD void finish_write_behind(const write_behind& w, const array_slot& for_array,
+                                  line_io_issued& issued) const;
   /// load() found no victim it could use in time: records it and gives the page entry back.
   BAM_HD acquire_result no_victim(const array_slot& a, std::uint64_t page) const;
   /// Drains the queues an abandoned write-back of `line` would have used (a waiter on a line
@@ -219,6 +239,7 @@ class page_cache_ref {
   std::uint32_t line_bytes_ = 0;
   std::uint32_t line_shift_ = 0;
   std::uint32_t clock_chunk_ = 32;
+  bool write_behind_ = true;
 };
 static_assert(std::is_trivially_copyable_v<page_cache_ref>);
 

@@ -44,7 +44,8 @@ BAM_HD inline page_cache_ref::page_cache_ref(const memory& m, const cache_config
       slot_count_(m.slot_count),
       lines_(lines),
       line_bytes_(c.line_bytes),
-      clock_chunk_(c.clock_chunk == 0 ? 1u : c.clock_chunk) {
+      clock_chunk_(c.clock_chunk == 0 ? 1u : c.clock_chunk),
+      write_behind_(c.write_behind) {
   std::uint32_t shift = 0;
   while ((1u << shift) < c.line_bytes) ++shift;
   line_shift_ = shift;
@@ -342,9 +343,10 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::no_victim(const array_
 
 BAM_HD inline void page_cache_ref::drain_for_line(const array_slot& a, std::uint32_t line) const {
   // evict() and flush_line() write a line back through queue `line` of its page's device (of
-  // every device, for a replicated set).
+  // every device, for a replicated set), and a write-behind through that or the next one.
   for (std::uint32_t d = 0; d < a.set.devices; ++d) {
     a.set.queue(d, line % a.set.queues_per_device).drain();
+    a.set.queue(d, (line + 1u) % a.set.queues_per_device).drain();
   }
 }
 
@@ -356,15 +358,38 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::load(const array_slot&
   using namespace cache;
   atomic_ref<std::uint32_t> entry(a.page_table[page]);
   const std::uint64_t deadline_ns = now_ns() + victim_timeout_ns_;
+  const std::uint32_t read_queue = hint % a.set.queues_per_device;
   std::uint32_t line = 0;
+  // The first dirty victim is written back beside our read instead of before it (the write
+  // and the read are in flight together); the page is loaded into another victim.
+  write_behind behind;
+  bool behind_allowed = write_behind_;
   for (;;) {
     std::uint64_t old = 0;
-    if (!claim_victim(line, old, deadline_ns, a.set)) return no_victim(a, page);
+    // Holding a dirty line, only look for a second one (one chunk, no wait): threads that
+    // each held a line while they waited for another could starve a small cache for good.
+    if (!claim_victim(line, old, behind.owner != nullptr ? 0 : deadline_ns, a.set)) {
+      if (behind.owner == nullptr) return no_victim(a, page);
+      // No second line now: write the dirty one back first and use it, as before.
+      line = behind.line;
+      old = behind.old_state;
+      behind.owner = nullptr;
+      behind_allowed = false;
+    } else if (behind.owner == nullptr && behind_allowed &&
+               take_write_behind(read_queue, line, old, behind)) {
+      continue;
+    }
     if (evict(line, old, a).ok()) break;
     // A failed write-back keeps that line; try another, but not past the deadline: when every
     // write-back fails (a read-only or failed namespace), a victim is always claimed and
     // always kept, and claim_victim alone would never see its deadline pass.
-    if (now_ns() > deadline_ns) return no_victim(a, page);
+    if (now_ns() > deadline_ns) {
+      if (behind.owner != nullptr) {
+        line_io_issued w;
+        if (submit_write_behind(behind, w)) finish_write_behind(behind, a, w);
+      }
+      return no_victim(a, page);
+    }
   }
   // The line is ours (BUSY) and unmapped: give it this page's tag.
   // relaxed: only BUSY holders change the tag, and nobody pins a BUSY line.
@@ -374,12 +399,24 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::load(const array_slot&
         return (cur & line_bits::pin_mask) | line_bits::busy | (tag << line_bits::tag_shift);
       },
       order::relaxed);
-  io_where where;
   // A read given up on may still write into the line: the line stays BUSY (and tagged) until
   // the late completion is drained, which then empties it (everything but the pins).
   const command_hold hold{&state_[line], ~line_bits::pin_mask};
-  const io_status s = line_io(nvme::io_opcode::read, a, page, line, hint, where, hold);
+  // Both commands in flight at once, submitted in increasing queue index (device_io_submit's
+  // rule for a thread that holds several; the write-behind's queue is never the read's).
+  line_io_issued read, write;
+  bool writing = false;
+  if (behind.owner != nullptr && behind.queue < read_queue) {
+    writing = submit_write_behind(behind, write);
+  }
+  io_status s = line_io_submit(nvme::io_opcode::read, a, page, line, hint, read, 1, hold);
+  if (behind.owner != nullptr && behind.queue > read_queue) {
+    writing = submit_write_behind(behind, write);
+  }
+  if (s.ok()) s = line_io_finish(a, read);
+  if (writing) finish_write_behind(behind, a, write);
   if (!s.ok()) {
+    const io_where& where = read.io.where;
     if (!where.abandoned) {
       // release: ends our hold of the line, empty; the failed command is done with it.
       detail::update_word(
@@ -405,6 +442,76 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::load(const array_slot&
   entry.store(page_entry_for_line(line), order::release);
   if (a.large_table != nullptr) count_base_page(a, page, true);
   return {line, {}, probe_kind::miss};
+}
+
+BAM_HD inline bool page_cache_ref::take_write_behind(std::uint32_t read_queue, std::uint32_t line,
+                                                     std::uint64_t old_state,
+                                                     write_behind& w) const {
+  using namespace cache;
+  if (!(old_state & line_bits::valid) || !(old_state & line_bits::dirty)) return false;
+  const std::uint64_t tag = line_tag(old_state);
+  const array_slot* owner = tag == 0 ? nullptr : slot_of_tag(tag);
+  // A replicated set writes its copies one after another inside the submission: nothing of
+  // it would be left in flight beside the read.
+  if (owner == nullptr || owner->set.replicated) return false;
+  // Queue `line` as evict() uses, or the next one where that is the read's (drain_for_line
+  // drains both).
+  const std::uint32_t queues = owner->set.queues_per_device;
+  std::uint32_t queue = line % queues;
+  if (queue == read_queue) queue = (queue + 1u) % queues;
+  if (queue == read_queue) return false;  // one queue: the two could need the same slot
+  w = {line, old_state, owner, tag - 1u - owner->tag_base, queue};
+  return true;
+}
+
+BAM_HD inline bool page_cache_ref::submit_write_behind(const write_behind& w,
+                                                       line_io_issued& issued) const {
+  using namespace cache;
+  // As evict(): a write-back given up on keeps the line BUSY until its late completion.
+  const command_hold hold{&state_[w.line], line_bits::busy};
+  const io_status s =
+      line_io_submit(nvme::io_opcode::write, *w.owner, w.page, w.line, w.queue, issued, 1, hold);
+  if (s.ok()) return true;
+  const io_where& where = issued.io.where;
+  w.owner->errors->record(error_kind::write_back, s, where.device, where.queue, where.command_id,
+                          where.lba, w.page);
+  if (!where.abandoned) {
+    // release: nothing new; the line stays valid, dirty and mapped, and leaves our hold.
+    detail::update_word(
+        state_[w.line], [](std::uint64_t cur) { return cur & ~line_bits::busy; }, order::release);
+  }
+  return false;
+}
+
+BAM_HD inline void page_cache_ref::finish_write_behind(const write_behind& w,
+                                                       const array_slot& for_array,
+                                                       line_io_issued& issued) const {
+  using namespace cache;
+  const io_status s = line_io_finish(*w.owner, issued);
+  if (!s.ok()) {
+    const io_where& where = issued.io.where;
+    w.owner->errors->record(error_kind::write_back, s, where.device, where.queue,
+                            where.command_id, where.lba, w.page);
+    // The data must not be lost: the line stays valid, dirty and mapped (and BUSY while the
+    // abandoned write-back may still run; its drainer clears the bit).
+    if (!where.abandoned) {
+      // release: nothing new; ends our hold.
+      detail::update_word(
+          state_[w.line], [](std::uint64_t cur) { return cur & ~line_bits::busy; },
+          order::release);
+    }
+    return;
+  }
+  // release: the write-back finished before anyone can load the page again.
+  atomic_ref<std::uint32_t>(w.owner->page_table[w.page]).store(page_bits::unmapped,
+                                                              order::release);
+  if (w.owner->large_table != nullptr) count_base_page(*w.owner, w.page, false);
+  for_array.stats.add(&cache_stats::evictions, 1);
+  w.owner->stats.add(&cache_stats::write_backs_beside_loads, 1);
+  // release: the page left the line before the line is free for anyone's next load.
+  detail::update_word(
+      state_[w.line], [](std::uint64_t cur) { return cur & line_bits::pin_mask; },
+      order::release);
 }
 
 BAM_HD inline bool page_cache_ref::try_take_line(std::uint32_t line, std::uint64_t tag) const {
