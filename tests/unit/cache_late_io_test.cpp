@@ -280,18 +280,16 @@ TEST(CacheLateReads, AFlushGivesBackWhatLateReadsHeldOnEveryQueue) {
   rig r(8 * words_per_page, s, lines(4, 200 * ms));
   array<std::uint64_t> a(*r.cache, r.set(), {.name = "late"});
   const array_ref<std::uint64_t> ref = a.ref();
-  // A host thread's commands go to queue agent_index() % 4: read from one that is not queue 0.
-  bool read = false;
-  while (!read) {
-    std::thread([&] {
-      if (agent_index() % s.queues_per_device == 0) return;
-      for (std::uint64_t p = 0; p < 4; ++p) {
-        std::uint64_t v = 0;
-        EXPECT_EQ(ref.try_read(p * words_per_page, v).source(), status_source::timeout);
-      }
-      read = true;
-    }).join();
-  }
+  // A host thread's commands go to queue agent_index() % 4: read from queue 1, as a pool
+  // worker of index 1 would (the pool sets the index of its workers this way).
+  std::thread([&] {
+    detail::host_agent = 1;
+    ASSERT_EQ(agent_index() % s.queues_per_device, 1u);
+    for (std::uint64_t p = 0; p < 4; ++p) {
+      std::uint64_t v = 0;
+      EXPECT_EQ(ref.try_read(p * words_per_page, v).source(), status_source::timeout);
+    }
+  }).join();
   EXPECT_THROW(a.check(), nvme_error);
   cache_holds h = r.cache->held_resources();
   EXPECT_EQ(h.busy_lines, 4u) << "each late read may still fill its line";
