@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include <bam/array.hpp>
 #include <bam/cache/stats.hpp>
 #include <bam/error.hpp>
 #include <bam/runtime/resources.hpp>
@@ -78,6 +80,19 @@ struct array_shape {
   std::uint64_t rows = 0;
   std::uint64_t row_len = 1;
 };
+
+/// The bam::array of E over `source`: through its cache, or over its memory (host or GPU)
+/// where it has none.
+template <class E>
+array<E> open_rows(data_source& source, array_shape shape, const std::string& name) {
+  using value_type = std::remove_const_t<E>;
+  const std::uint64_t count = shape.rows * shape.row_len;
+  if (!source.cached()) {
+    return array<E>::over_memory(reinterpret_cast<value_type*>(source.memory()), count,
+                                 source.memory_on_host(), name);
+  }
+  return array<E>(source.cache(), source.devices(), {.count = count, .name = name});
+}
 
 /// Restores the calling thread's current CUDA device when the result goes (opening a GPU
 /// source makes its device current); null in a build without CUDA.

@@ -31,7 +31,7 @@ class gpu_typed_array final : public any_array {
   gpu_typed_array(data_source& source, array_shape shape, const std::string& name)
       : source_(source),
         shape_(shape),
-        array_(open(source, shape, name)),
+        array_(open_rows<E>(source, shape, name)),
         scratch_(source.gpu_device()) {}
 
   void gather_device(const std::int64_t* rows, std::uint64_t n, void* out, stream_handle stream,
@@ -110,15 +110,6 @@ class gpu_typed_array final : public any_array {
   [[nodiscard]] cache_stats stats() const override { return array_.stats(); }
 
  private:
-  static array<E> open(data_source& source, array_shape shape, const std::string& name) {
-    const std::uint64_t count = shape.rows * shape.row_len;
-    if (!source.cached()) {
-      return array<E>::over_memory(reinterpret_cast<value_type*>(source.memory()), count,
-                                   source.memory_on_host(), name);
-    }
-    return array<E>(source.cache(), source.devices(), {.count = count, .name = name});
-  }
-
   // Blocks of 256 threads, at most 8 per SM of an H100/H200 (132 SMs) and, over a cache, at
   // most half as many warps as the cache has lines: a writable array refuses a launch whose
   // warps could hold every line (array::ref_for_launch), and a read-only one reads through.

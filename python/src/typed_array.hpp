@@ -26,7 +26,7 @@ class typed_array final : public any_array {
   static constexpr bool writable = !std::is_const_v<E>;
 
   typed_array(data_source& source, array_shape shape, const std::string& name)
-      : source_(source), shape_(shape), array_(open(source, shape, name)) {}
+      : source_(source), shape_(shape), array_(open_rows<E>(source, shape, name)) {}
 
   void gather(const std::int64_t* rows, std::uint64_t n, void* out,
               row_failures& failures) override {
@@ -71,15 +71,6 @@ class typed_array final : public any_array {
   [[nodiscard]] cache_stats stats() const override { return array_.stats(); }
 
  private:
-  static array<E> open(data_source& source, array_shape shape, const std::string& name) {
-    const std::uint64_t count = shape.rows * shape.row_len;
-    if (!source.cached()) {
-      return array<E>::over_memory(reinterpret_cast<value_type*>(source.memory()), count, true,
-                                   name);
-    }
-    return array<E>(source.cache(), source.devices(), {.count = count, .name = name});
-  }
-
   // The failed rows, each once, and the error the array recorded (clearing it, and the failed
   // lines, so the next gather tries their I/O again). An error with no failed row (a
   // write-back of an evicted line) is thrown.

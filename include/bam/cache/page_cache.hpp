@@ -190,6 +190,13 @@ class page_cache_ref {
                            const device_set_ref& drain) const;
   BAM_HD io_status evict(std::uint32_t line, std::uint64_t old_state,
                          const array_slot& for_array) const;
+  /// A write-back of `page` of `owner` from `line` failed (`s`, `where`): recorded, and the line
+  /// stays valid, dirty and mapped; BUSY only while an abandoned write may still run.
+  BAM_HD void keep_unwritten(const array_slot& owner, std::uint64_t page, std::uint32_t line,
+                             io_status s, const io_where& where) const;
+  /// `page` of `owner` left its line (written back, or clean): unmapped and counted.
+  BAM_HD void unmap_evicted(const array_slot& owner, std::uint64_t page,
+                            const array_slot& for_array) const;
   /// A dirty victim whose write-back load() runs beside its own read (docs/protocols.md,
   /// asynchronous write-back): the line stays BUSY and mapped until the write completes.
   struct write_behind {

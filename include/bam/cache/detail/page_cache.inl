@@ -294,24 +294,36 @@ BAM_HD inline io_status page_cache_ref::evict(std::uint32_t line, std::uint64_t 
     const command_hold hold{&state_[line], line_bits::busy};
     const io_status s = line_io(nvme::io_opcode::write, *owner, page, line, line, where, hold);
     if (!s.ok()) {
-      owner->errors->record(error_kind::write_back, s, where.device, where.queue, where.command_id,
-                            where.lba, page);
-      // The data must not be lost: the line stays valid, dirty and mapped (and BUSY while an
-      // abandoned write-back may still run; its drainer clears the bit).
-      if (!where.abandoned) {
-        // release: nothing new; ends our exclusive hold like any other BUSY release.
-        detail::update_word(
-            state_[line], [](std::uint64_t cur) { return cur & ~line_bits::busy; },
-            order::release);
-      }
+      keep_unwritten(*owner, page, line, s, where);
       return s;
     }
   }
-  // release: the write-back finished before anyone can load the page again.
-  atomic_ref<std::uint32_t>(owner->page_table[page]).store(page_bits::unmapped, order::release);
-  if (owner->large_table != nullptr) count_base_page(*owner, page, false);
-  for_array.stats.add(&cache_stats::evictions, 1);
+  unmap_evicted(*owner, page, for_array);
   return {};
+}
+
+BAM_HD inline void page_cache_ref::keep_unwritten(const array_slot& owner, std::uint64_t page,
+                                                  std::uint32_t line, io_status s,
+                                                  const io_where& where) const {
+  using namespace cache;
+  owner.errors->record(error_kind::write_back, s, where.device, where.queue, where.command_id,
+                       where.lba, page);
+  // The data must not be lost: the line stays valid, dirty and mapped (and BUSY while an
+  // abandoned write-back may still run; its drainer clears the bit).
+  if (!where.abandoned) {
+    // release: nothing new; ends our exclusive hold like any other BUSY release.
+    detail::update_word(
+        state_[line], [](std::uint64_t cur) { return cur & ~line_bits::busy; }, order::release);
+  }
+}
+
+BAM_HD inline void page_cache_ref::unmap_evicted(const array_slot& owner, std::uint64_t page,
+                                                 const array_slot& for_array) const {
+  // release: the write-back finished before anyone can load the page again.
+  atomic_ref<std::uint32_t>(owner.page_table[page]).store(cache::page_bits::unmapped,
+                                                          order::release);
+  if (owner.large_table != nullptr) count_base_page(owner, page, false);
+  for_array.stats.add(&cache_stats::evictions, 1);
 }
 
 BAM_HD inline void page_cache_ref::count_base_page(const array_slot& a, std::uint64_t page,
@@ -472,14 +484,7 @@ BAM_HD inline bool page_cache_ref::submit_write_behind(const write_behind& w,
   const io_status s =
       line_io_submit(nvme::io_opcode::write, *w.owner, w.page, w.line, w.queue, issued, 1, hold);
   if (s.ok()) return true;
-  const io_where& where = issued.io.where;
-  w.owner->errors->record(error_kind::write_back, s, where.device, where.queue, where.command_id,
-                          where.lba, w.page);
-  if (!where.abandoned) {
-    // release: nothing new; the line stays valid, dirty and mapped, and leaves our hold.
-    detail::update_word(
-        state_[w.line], [](std::uint64_t cur) { return cur & ~line_bits::busy; }, order::release);
-  }
+  keep_unwritten(*w.owner, w.page, w.line, s, issued.io.where);
   return false;
 }
 
@@ -489,24 +494,10 @@ BAM_HD inline void page_cache_ref::finish_write_behind(const write_behind& w,
   using namespace cache;
   const io_status s = line_io_finish(*w.owner, issued);
   if (!s.ok()) {
-    const io_where& where = issued.io.where;
-    w.owner->errors->record(error_kind::write_back, s, where.device, where.queue,
-                            where.command_id, where.lba, w.page);
-    // The data must not be lost: the line stays valid, dirty and mapped (and BUSY while the
-    // abandoned write-back may still run; its drainer clears the bit).
-    if (!where.abandoned) {
-      // release: nothing new; ends our hold.
-      detail::update_word(
-          state_[w.line], [](std::uint64_t cur) { return cur & ~line_bits::busy; },
-          order::release);
-    }
+    keep_unwritten(*w.owner, w.page, w.line, s, issued.io.where);
     return;
   }
-  // release: the write-back finished before anyone can load the page again.
-  atomic_ref<std::uint32_t>(w.owner->page_table[w.page]).store(page_bits::unmapped,
-                                                              order::release);
-  if (w.owner->large_table != nullptr) count_base_page(*w.owner, w.page, false);
-  for_array.stats.add(&cache_stats::evictions, 1);
+  unmap_evicted(*w.owner, w.page, for_array);
   w.owner->stats.add(&cache_stats::write_backs_beside_loads, 1);
   // release: the page left the line before the line is free for anyone's next load.
   detail::update_word(
