@@ -97,6 +97,7 @@ TEST_F(query, every_query_on_every_backend_equals_the_reference) {
       "--backend emulated-ssd --cache-bytes 64K --line-bytes 512",
       "--backend emulated-ssd --cache-bytes 256K --line-bytes 4096 --cache-mode naive",
       "--backend host-memory",
+      "--backend column-copy",
       "--backend file --cache-bytes 64K --line-bytes 512",
   };
   for (std::uint32_t q = 0; q <= 5; ++q) {

@@ -46,6 +46,12 @@ void storage_options::add_to(CLI::App& c, const storage_choices& choices) {
         ", tiled (proactive tiling: the host copies partitions of the data into a GPU buffer of "
         "--cache-bytes, two halves, one launch per partition on every pass)";
   }
+  if (choices.column_copy) {
+    backends.emplace_back("column-copy");
+    help +=
+        ", column-copy (the CPU-centric baseline: the columns the query reads copied whole into "
+        "GPU memory, the copy timed, then the same kernel over them)";
+  }
   c.add_option("--backend", backend, help)->check(CLI::IsMember(backends))->capture_default_str();
   c.add_option("--cache-bytes", cache_bytes,
                "Cache capacity, more than 0; with --backend tiled the tile buffer (default: "
@@ -298,7 +304,7 @@ data_path data_path::open(const storage_options& o, std::shared_ptr<backing_stor
     p.runtime->synchronize(p.runtime->stream(), 0, "copying the data into GPU memory");
     return p;
   }
-  if (o.backend == "host-memory" || o.backend == "tiled") return p;
+  if (o.backend == "host-memory" || o.backend == "tiled" || o.backend == "column-copy") return p;
   if (o.on_files()) throw input_error("--backend file reads the files named: use open_files");
   p.storage = std::make_unique<emulated_storage>(o.storage(), p.image, p.runtime.get());
   p.make_cache(o, default_cache_bytes);
@@ -333,7 +339,9 @@ void data_path::start_executor(const storage_options& o) {
     // Tiling runs no controller, and its copy stream orders itself against the app stream
     // with events, which must share the app stream's context: plain streams, every SM. The
     // file backend's controllers are host threads: no SMs to set aside either.
-    if (o.backend == "tiled" || o.on_files()) rc.green_contexts = false;
+    if (o.backend == "tiled" || o.backend == "column-copy" || o.on_files()) {
+      rc.green_contexts = false;
+    }
     runtime = std::make_unique<gpu_runtime>(rc);
     if (!runtime->gpu()) throw error("no GPU after all: " + runtime->message());
   } else {

@@ -26,10 +26,13 @@ namespace bam::tools {
 /// Which choices a command offers beyond those every command has.
 struct storage_choices {
   bool tiled = false;  ///< --backend tiled (proactive tiling: the graph apps)
+  /// --backend column-copy (bam query: the query's columns copied whole into the kernels'
+  /// memory first, then read there)
+  bool column_copy = false;
 };
 
 struct storage_options {
-  /// emulated-ssd | file | host-memory | device-memory | tiled
+  /// emulated-ssd | file | host-memory | device-memory | tiled | column-copy
   std::string backend = "emulated-ssd";
   std::uint64_t cache_bytes = 0;  ///< 0: a default chosen by the command
   std::uint64_t line_bytes = 4096;
@@ -78,7 +81,7 @@ struct storage_options {
   /// The model's name as reports give it ("optane", "nand", "unlimited"; "default" for none).
   [[nodiscard]] std::string model_label() const;
   /// True for the backends that read the data in place (host-memory, device-memory) or copy it
-  /// in partitions (tiled): no devices, no cache.
+  /// in partitions (tiled) or whole (column-copy): no devices, no cache.
   [[nodiscard]] bool without_storage() const {
     return backend != "emulated-ssd" && backend != "file";
   }
@@ -106,7 +109,7 @@ std::shared_ptr<backing_store> load_image(const storage_options& options, const 
 /// What a command reads through: the devices, the cache and where kernels run.
 ///
 /// CPU path: `stream` runs kernels; open() starts the controller thread.
-/// Backends host-memory and tiled: no devices and no cache; `image` holds the data (pinned on a
+/// Backends host-memory, tiled and column-copy: no devices and no cache; `image` holds the data (pinned on a
 /// GPU: read zero-copy, or copied with cudaMemcpyAsync). On a GPU the tiled backend's runtime
 /// uses plain streams (no green contexts: it runs no controller, and its copy stream's events
 /// must share the app stream's context).

@@ -84,6 +84,20 @@ void generate_taxi_table(const std::string& dir, std::uint64_t rows, std::uint64
   }
 }
 
+std::uint32_t query_columns(std::uint32_t query) {
+  // Bits by taxi_columns index: 0 pickup_s, 1 distance_m, 2 fare_cents, 3 tip_cents,
+  // 4 passengers, 5 payment, 6 pickup_zone, 7 dropoff_zone.
+  constexpr std::uint32_t by_query[6] = {
+      0b0000'0100,  // q0: fare
+      0b0010'1000,  // q1: payment, tip
+      0b0000'0110,  // q2: distance, fare
+      0b0101'0110,  // q3: distance, passengers, zone, fare
+      0b1110'1011,  // q4: distance, payment, zones, pickup time, tip
+      0b0111'1110,  // q5: distance, passengers, payment, fare, tip, zone
+  };
+  return query < 6 ? by_query[query] : 0u;
+}
+
 std::uint32_t query_groups(std::uint32_t query) {
   return query == 3 || query == 5 ? taxi_zones : query == 4 ? 24u : 1u;
 }

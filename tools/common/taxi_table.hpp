@@ -63,6 +63,10 @@ struct query_group {
 /// q5: pickup zone) and how many groups it has (1 for the others).
 std::uint32_t query_groups(std::uint32_t query);
 
+/// The columns query `query` reads, a bit per index into taxi_columns (bit 0: pickup_s): what
+/// the column-copy baseline copies.
+std::uint32_t query_columns(std::uint32_t query);
+
 /// The answer computed on the host from whole rows, for tests: groups with a count, in key
 /// order.
 std::vector<query_group> reference_answer(std::uint32_t query, const std::vector<taxi_row>& rows);
