@@ -107,17 +107,35 @@ struct query_kernel {
     }
   }
 
+  /// A thread adds the rows of one group into registers and only then into the group's
+  /// totals: queries of one group (q0..q2) would otherwise put every thread's atomics on the
+  /// same two words, once per passing row.
   BAM_HD void operator()(thread_index t) const {
+    std::uint64_t run_key = 0, run_count = 0, run_sum = 0;
     for (std::uint64_t i = t.id; i < rows; i += t.count) {
       std::uint64_t key = 0, value = 0;
       bool ok = true;
       const bool take = row(i, key, value, ok);
-      // relaxed: totals and a flag the host reads after the launch has finished.
+      // relaxed: a flag the host reads after the launch has finished.
       if (!ok) atomic_ref<std::uint32_t>(*failed).store(1u, order::relaxed);
       if (!take) continue;
-      atomic_ref<std::uint64_t>(counts[key]).fetch_add(1, order::relaxed);
-      atomic_ref<std::uint64_t>(sums[key]).fetch_add(value, order::relaxed);
+      if (key != run_key) {
+        add(run_key, run_count, run_sum);
+        run_key = key;
+        run_count = 0;
+        run_sum = 0;
+      }
+      ++run_count;
+      run_sum += value;
     }
+    add(run_key, run_count, run_sum);
+  }
+
+  BAM_HD void add(std::uint64_t key, std::uint64_t count, std::uint64_t sum) const {
+    if (count == 0) return;
+    // relaxed: totals the host reads after the launch has finished.
+    atomic_ref<std::uint64_t>(counts[key]).fetch_add(count, order::relaxed);
+    atomic_ref<std::uint64_t>(sums[key]).fetch_add(sum, order::relaxed);
   }
 };
 
