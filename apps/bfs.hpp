@@ -120,6 +120,9 @@ struct bfs_options {
   /// parent but with a vertex already at depth (bfs_bottom_up_kernel): its list is not read
   /// again in the next step. The depths are the same either way.
   bool early_claims = true;
+  /// Scans and bottom-up steps hand a warp a run of its width of vertices, each lane testing
+  /// one, instead of a warp per vertex (apps::for_each_vertex); the depths are the same.
+  bool vertex_batches = true;
   /// The edge rule: go bottom-up when the frontier's edges exceed the unexplored edges / alpha;
   /// back top-down when the frontier shrinks below n / beta vertices. Beamer's and GAP's values
   /// (15 and 18), not tuned here (on the scale-18 Kronecker graph they take 3 of its 5 levels
@@ -140,6 +143,7 @@ struct bfs_result {
   bfs_switch_rule switch_rule = bfs_switch_rule::edges;  ///< the rule that ran (lines or edges)
   bool fell_back = false;  ///< direction-optimizing asked for on a directed graph
   bool early_claims = false;  ///< bottom-up steps made early claims (bfs_options::early_claims)
+  bool vertex_batches = false;  ///< bfs_options::vertex_batches
   double seconds = 0;      ///< the traversal (launches and frontier sizes) alone
   std::vector<bfs_level> levels;  ///< one per level expanded, in order
 };
@@ -189,6 +193,7 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
 
   bfs_result r;
   r.early_claims = early_claims;
+  r.vertex_batches = options.vertex_batches;
   r.fell_back = optimizing && !options.symmetric;
   r.algorithm = optimizing && options.symmetric ? bfs_algorithm::direction_optimizing
                                                 : bfs_algorithm::top_down;
@@ -277,8 +282,8 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
       edges.sweep(exec, n, [&](const edge_slice& slice, auto&& view_for) {
         const launch_shape shape =
             within(exec.shape_for(slice.vertices()), edges.max_launch_threads());
-        exec.launch(shape,
-                    bfs_bottom_up_kernel<view>{view_for(shape), offsets_d.data(), slice, claim, n});
+        exec.launch(shape, bfs_bottom_up_kernel<view>{view_for(shape), offsets_d.data(), slice,
+                                                      claim, n, options.vertex_batches});
       });
       ++r.bottom_up_levels;
       level.direction = bfs_direction::bottom_up;
@@ -286,8 +291,8 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
       edges.sweep(exec, n, [&](const edge_slice& slice, auto&& view_for) {
         const launch_shape shape =
             within(exec.shape_for(slice.vertices()), edges.max_launch_threads());
-        exec.launch(shape,
-                    bfs_scan_kernel<view>{view_for(shape), offsets_d.data(), slice, claim, n});
+        exec.launch(shape, bfs_scan_kernel<view>{view_for(shape), offsets_d.data(), slice, claim, n,
+                                                 options.vertex_batches});
       });
       ++r.scanned_levels;
       level.direction = bfs_direction::scanned;

@@ -196,16 +196,23 @@ struct bfs_scan_kernel {
   bfs_claim claim;
   std::uint64_t n;
 
+  bool batched = true;  ///< for_each_vertex's batches of a warp's width
+
   BAM_HD void operator()(thread_index t) const {
     const warp_position w = warp_of(t);
     const std::int32_t level = claim.depth - 1;
-    for (std::uint64_t u = slice.vertex_begin + w.warp; u < slice.vertex_end; u += w.warps) {
-      // relaxed: level-(depth-1) depths were written by earlier launches; a claim racing
-      // with this load only turns unreached into `depth`, so every lane sees the same answer.
-      if (atomic_ref<std::int32_t>(claim.depths[u]).load(order::relaxed) != level) continue;
-      for_each_neighbour(ids, w, slice, offsets[u], offsets[u + 1], n,
-                         &claim.counters[bfs_counter::bad_ids], claim);
-    }
+    for_each_vertex(
+        w, slice.vertex_begin, slice.vertex_end, batched,
+        [&](std::uint64_t u) {
+          // relaxed: level-(depth-1) depths were written by earlier launches; a claim racing
+          // with this load only turns unreached into `depth`, never into `level`.
+          return atomic_ref<std::int32_t>(claim.depths[u]).load(order::relaxed) == level &&
+                 offsets[u] < offsets[u + 1];
+        },
+        [&](std::uint64_t u) {
+          for_each_neighbour(ids, w, slice, offsets[u], offsets[u + 1], n,
+                             &claim.counters[bfs_counter::bad_ids], claim);
+        });
   }
 };
 
@@ -236,46 +243,57 @@ struct bfs_bottom_up_kernel {
   bfs_claim claim;
   std::uint64_t n;
 
+  bool batched = true;  ///< for_each_vertex's batches of a warp's width
+
   BAM_HD void operator()(thread_index t) const {
     const warp_position w = warp_of(t);
-    const std::int32_t level = claim.depth - 1;
     std::uint64_t read = 0;
-    for (std::uint64_t u = slice.vertex_begin + w.warp; u < slice.vertex_end; u += w.warps) {
-      // relaxed: only this warp writes u's depth during the launch (below, after every lane
-      // has loaded it), and earlier launches' writes are published by the launch boundary.
-      if (atomic_ref<std::int32_t>(claim.depths[u]).load(order::relaxed) != unreached) continue;
-      bool met_depth = false;  // this lane read a neighbour already at `depth`
-      const bool found = find_neighbour(
-          ids, w, slice, offsets[u], offsets[u + 1], n, &claim.counters[bfs_counter::bad_ids], read,
-          [&](std::uint64_t v) {
-            // relaxed: depths of level - 1 were written by earlier launches; a racing write
-            // turns unreached into `depth` (or `depth + 1`), which is not `level` either, and
-            // a `depth` read is final whichever warp wrote it.
-            const std::int32_t d = atomic_ref<std::int32_t>(claim.depths[v]).load(order::relaxed);
-            met_depth = met_depth || d == claim.depth;
-            return d == level;
-          });
-      if (found) {
-        if (w.lane == 0) {
-          // relaxed: the host and later launches read it after this launch has finished;
-          // within it no other warp writes u, and readers only compare with `level` and
-          // `depth`.
-          atomic_ref<std::int32_t>(claim.depths[u]).store(claim.depth, order::relaxed);
-          claim.append(u);
-        }
-      } else if (claim.early != nullptr && offsets[u] >= slice.first &&
-                 offsets[u + 1] <= slice.last && warp::ballot(lanes_of(w), met_depth) != 0 &&
-                 w.lane == 0) {
-        // The whole list was read (not a piece of a tiled one) and met no `level`: u is at
-        // `depth + 1`. relaxed: as above.
-        atomic_ref<std::int32_t>(claim.depths[u]).store(claim.depth + 1, order::relaxed);
-        claim.append_early(u);
-      }
-    }
+    for_each_vertex(
+        w, slice.vertex_begin, slice.vertex_end, batched,
+        [&](std::uint64_t u) {
+          // relaxed: only u's owner writes u's depth during the launch (in visit, after the
+          // test), and earlier launches' writes are published by the launch boundary. An
+          // empty list finds nothing and claims nothing early.
+          return atomic_ref<std::int32_t>(claim.depths[u]).load(order::relaxed) == unreached &&
+                 offsets[u] < offsets[u + 1];
+        },
+        [&](std::uint64_t u) { visit(w, u, read); });
     // Counted per warp (every lane holds the same count): one lane adds it.
     if (w.lane == 0 && read > 0) {
       // relaxed: a sum the host reads after the launch has finished.
       atomic_ref<std::uint64_t>(claim.counters[bfs_counter::read]).fetch_add(read, order::relaxed);
+    }
+  }
+
+  /// Searches unreached u's list for a parent (every lane with the same u).
+  BAM_HD void visit(const warp_position& w, std::uint64_t u, std::uint64_t& read) const {
+    const std::int32_t level = claim.depth - 1;
+    bool met_depth = false;  // this lane read a neighbour already at `depth`
+    const bool found = find_neighbour(
+        ids, w, slice, offsets[u], offsets[u + 1], n, &claim.counters[bfs_counter::bad_ids], read,
+        [&](std::uint64_t v) {
+          // relaxed: depths of level - 1 were written by earlier launches; a racing write
+          // turns unreached into `depth` (or `depth + 1`), which is not `level` either, and
+          // a `depth` read is final whichever warp wrote it.
+          const std::int32_t d = atomic_ref<std::int32_t>(claim.depths[v]).load(order::relaxed);
+          met_depth = met_depth || d == claim.depth;
+          return d == level;
+        });
+    if (found) {
+      if (w.lane == 0) {
+        // relaxed: the host and later launches read it after this launch has finished;
+        // within it no other warp writes u, and readers only compare with `level` and
+        // `depth`.
+        atomic_ref<std::int32_t>(claim.depths[u]).store(claim.depth, order::relaxed);
+        claim.append(u);
+      }
+    } else if (claim.early != nullptr && offsets[u] >= slice.first &&
+               offsets[u + 1] <= slice.last && warp::ballot(lanes_of(w), met_depth) != 0 &&
+               w.lane == 0) {
+      // The whole list was read (not a piece of a tiled one) and met no `level`: u is at
+      // `depth + 1`. relaxed: as above.
+      atomic_ref<std::int32_t>(claim.depths[u]).store(claim.depth + 1, order::relaxed);
+      claim.append_early(u);
     }
   }
 };

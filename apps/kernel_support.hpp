@@ -177,6 +177,42 @@ BAM_HD void for_each_neighbour(const View& ids, const warp_position& w, const ed
   return w.width >= 32 ? ~0u : (1u << w.width) - 1u;
 }
 
+/// Runs `body(u)`, in every lane of the warp with the same u, for each vertex u of
+/// [begin, end) that this warp owns and `wanted(u)` accepts.
+///
+/// Batched: the warp owns runs of `width` consecutive vertices; it tests the whole run first
+/// (loads of consecutive words with no dependence between them, in flight together) and then
+/// runs the body for the accepted vertices in turn. A vertex passed over then costs a load that
+/// overlaps the others of its run, not a warp's iteration of dependent loads: most vertices of a
+/// large graph are passed over at most levels of a BFS (reached already, or not at the level a
+/// scan expands). Every lane tests the whole run itself, with no collective: a body that ends
+/// with lanes at different points (for_each_neighbour's walk) would otherwise leave a lane
+/// waiting in a vote while the others wait in an access's collectives.
+/// Unbatched: a warp per vertex (the order before batches existed).
+/// `wanted(u)` must answer the same in every lane; it may only change during the launch by the
+/// body's own writes to u.
+template <class Wanted, class Body>
+BAM_HD void for_each_vertex(const warp_position& w, std::uint64_t begin, std::uint64_t end,
+                            bool batched, Wanted&& wanted, Body&& body) {
+  if (!batched) {
+    for (std::uint64_t u = begin + w.warp; u < end; u += w.warps) {
+      if (wanted(u)) body(u);
+    }
+    return;
+  }
+  const std::uint64_t step = w.warps * w.width;
+  for (std::uint64_t base = begin + w.warp * w.width; base < end; base += step) {
+    const auto run = static_cast<unsigned>(end - base < w.width ? end - base : w.width);
+    std::uint32_t todo = 0;
+    for (unsigned k = 0; k < run; ++k) todo |= std::uint32_t{wanted(base + k)} << k;
+    while (todo != 0) {
+      const unsigned k = warp::lowest_lane(todo);
+      todo &= todo - 1;
+      body(base + k);
+    }
+  }
+}
+
 /// The entries of [begin, end) that a warp step starting at `base` reads: the same number in
 /// every lane, so one lane can count them for the warp.
 [[nodiscard]] BAM_HD inline std::uint64_t step_entries(std::uint64_t base, unsigned width,

@@ -84,6 +84,7 @@ void run_on(Exec& exec, const graph_file& g, const Edges& edges, const app_reque
                          .symmetric = g.symmetric(),
                          .switch_rule = request.bfs_rule,
                          .early_claims = request.bfs_early_claims,
+                         .vertex_batches = request.bfs_vertex_batches,
                          .alpha = request.bfs_alpha,
                          .beta = request.bfs_beta});
       break;

@@ -158,6 +158,7 @@ struct app_request {
   bfs_algorithm bfs = bfs_options{}.algorithm;
   bfs_switch_rule bfs_rule = bfs_options{}.switch_rule;
   bool bfs_early_claims = bfs_options{}.early_claims;
+  bool bfs_vertex_batches = bfs_options{}.vertex_batches;
   double bfs_alpha = bfs_options{}.alpha;
   double bfs_beta = bfs_options{}.beta;
   cc_algorithm cc = cc_options{}.algorithm;
@@ -179,6 +180,7 @@ struct bfs_variant {
   double beta;
   bfs_switch_rule rule = bfs_options{}.switch_rule;
   bool early_claims = bfs_options{}.early_claims;
+  bool vertex_batches = bfs_options{}.vertex_batches;
 
   void apply(app_request& r) const {
     r.bfs = algorithm;
@@ -186,6 +188,7 @@ struct bfs_variant {
     r.bfs_beta = beta;
     r.bfs_rule = rule;
     r.bfs_early_claims = early_claims;
+    r.bfs_vertex_batches = vertex_batches;
   }
 };
 inline constexpr double always = std::numeric_limits<double>::infinity();
@@ -201,6 +204,11 @@ inline constexpr bfs_variant bfs_bottom_up{"bottom-up", bfs_algorithm::direction
                                            always, bfs_switch_rule::edges};
 inline constexpr bfs_variant bfs_top_down{"top-down", bfs_algorithm::top_down, bfs_options{}.alpha,
                                           bfs_options{}.beta};
+/// Every level bottom-up with a warp per vertex (bfs_options::vertex_batches off): the same as
+/// bfs_bottom_up on a CPU thread (a warp of one lane), so only software warps tell them apart.
+inline constexpr bfs_variant bfs_bottom_up_unbatched{
+    "bottom-up-unbatched",  bfs_algorithm::direction_optimizing, always, always,
+    bfs_switch_rule::edges, bfs_options{}.early_claims,          false};
 inline constexpr bfs_variant bfs_variants[] = {bfs_default, bfs_lines_rule, bfs_edges_rule,
                                                bfs_bottom_up, bfs_top_down};
 inline constexpr cc_algorithm cc_algorithms[] = {cc_algorithm::afforest, cc_algorithm::union_find};

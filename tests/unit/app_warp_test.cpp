@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <iterator>
 #include <vector>
 
 #include <bam/graph/csr.hpp>
@@ -25,7 +26,9 @@ void expect_all_apps_match(const std::filesystem::path& path, const storage_shap
   r.software_warp_width = width;
   r.source = max_degree_vertex(g.offsets);
   const std::vector<std::int32_t> depths = reference_bfs(g, r.source);
-  for (const bfs_variant& variant : bfs_variants) {
+  std::vector<bfs_variant> variants(std::begin(bfs_variants), std::end(bfs_variants));
+  variants.push_back(bfs_bottom_up_unbatched);
+  for (const bfs_variant& variant : variants) {
     SCOPED_TRACE(variant.name);
     variant.apply(r);
     const app_outcome b = run_app(path, shape, r);

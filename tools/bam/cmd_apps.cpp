@@ -66,6 +66,7 @@ struct app_options {
   std::string bfs_algorithm = apps::to_string(apps::bfs_options{}.algorithm);
   std::string bfs_switch_rule = apps::to_string(apps::bfs_options{}.switch_rule);
   std::string early_claims = apps::bfs_options{}.early_claims ? "on" : "off";
+  std::string vertex_batches = apps::bfs_options{}.vertex_batches ? "on" : "off";
   // cc
   std::string labels_out;
   std::string cc_algorithm = apps::to_string(apps::cc_options{}.algorithm);
@@ -656,7 +657,8 @@ void run_bfs_command(const app_options& o) {
          .switch_rule = o.bfs_switch_rule == "lines"   ? apps::bfs_switch_rule::lines
                         : o.bfs_switch_rule == "edges" ? apps::bfs_switch_rule::edges
                                                        : apps::bfs_switch_rule::automatic,
-         .early_claims = o.early_claims == "on"});
+         .early_claims = o.early_claims == "on",
+         .vertex_batches = o.vertex_batches == "on"});
   });
   figures f{"bfs",
             "breadth-first search from vertex " + num(source),
@@ -711,6 +713,7 @@ void run_bfs_command(const app_options& o) {
         .field("algorithm_fell_back", r.fell_back)
         .field("switch_rule", std::string(apps::to_string(r.switch_rule)))
         .field("early_claims", r.early_claims)
+        .field("vertex_batches", r.vertex_batches)
         .field("bottom_up_levels", r.bottom_up_levels)
         .field("reached", r.reached)
         .field("scan_divisor", o.scan_divisor)
@@ -930,6 +933,12 @@ void add_app_commands(CLI::App& app) {
                   "on: a bottom-up step gives the next depth at once to a vertex whose whole list "
                   "it read without a parent but with a vertex found in the step, so the next step "
                   "need not read the list again; off: every vertex waits for its own step")
+        ->check(CLI::IsMember({"on", "off"}))
+        ->capture_default_str();
+    c->add_option("--vertex-batches", o->vertex_batches,
+                  "on: scans and bottom-up steps give a warp a run of 32 vertices, a lane testing "
+                  "each, and the warp reads the lists of those it must; off: a warp per vertex "
+                  "(the same depths)")
         ->check(CLI::IsMember({"on", "off"}))
         ->capture_default_str();
     c->add_option("--depths-out", o->depths_out,
