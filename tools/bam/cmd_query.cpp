@@ -314,8 +314,7 @@ void run_query(const query_options& o) {
       rt.warm_up([](stream_handle s) { warm_up_launch<query_kernel>(s); });
       path.start();
       if (copy_columns) {
-        copy_in([&](void* d, const void* s,
-                    std::uint64_t n) { copy_async(d, s, n, rt.stream()); },
+        copy_in([&](void* d, const void* s, std::uint64_t n) { copy_async(d, s, n, rt.stream()); },
                 [&] { rt.synchronize(rt.stream(), 0, "copying the query's columns"); });
       }
       launch(rt.stream(), grid, block, k);
@@ -374,9 +373,7 @@ void run_query(const query_options& o) {
                path.where().c_str(), format_bytes(static_cast<double>(stats.bytes_moved)).c_str(),
                format_bytes(static_cast<double>(needed)).c_str(),
                needed ? static_cast<double>(stats.bytes_moved) / static_cast<double>(needed) : 0.0,
-               asked.c_str(),
-               stats.io_commands(),
-               copy_note.c_str());
+               asked.c_str(), stats.io_commands(), copy_note.c_str());
   if (!o.json.empty()) {
     json_writer j;
     j.begin_object().field("command", std::string("query")).key("machine");

@@ -109,8 +109,8 @@ std::shared_ptr<backing_store> load_image(const storage_options& options, const 
 /// What a command reads through: the devices, the cache and where kernels run.
 ///
 /// CPU path: `stream` runs kernels; open() starts the controller thread.
-/// Backends host-memory, tiled and column-copy: no devices and no cache; `image` holds the data (pinned on a
-/// GPU: read zero-copy, or copied with cudaMemcpyAsync). On a GPU the tiled backend's runtime
+/// Backends host-memory, tiled and column-copy: no devices and no cache; `image` holds the data
+/// (pinned on a GPU: read zero-copy, or copied with cudaMemcpyAsync). On a GPU the tiled backend's runtime
 /// uses plain streams (no green contexts: it runs no controller, and its copy stream's events
 /// must share the app stream's context).
 /// GPU path: `runtime` runs kernels on runtime->stream(); open() allocates everything and
