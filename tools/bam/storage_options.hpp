@@ -110,9 +110,9 @@ std::shared_ptr<backing_store> load_image(const storage_options& options, const 
 ///
 /// CPU path: `stream` runs kernels; open() starts the controller thread.
 /// Backends host-memory, tiled and column-copy: no devices and no cache; `image` holds the data
-/// (pinned on a GPU: read zero-copy, or copied with cudaMemcpyAsync). On a GPU the tiled backend's runtime
-/// uses plain streams (no green contexts: it runs no controller, and its copy stream's events
-/// must share the app stream's context).
+/// (pinned on a GPU: read zero-copy, or copied with cudaMemcpyAsync). On a GPU the tiled
+/// backend's runtime uses plain streams (no green contexts: it runs no controller, and its copy
+/// stream's events must share the app stream's context).
 /// GPU path: `runtime` runs kernels on runtime->stream(); open() allocates everything and
 /// leaves the controller stopped: create arrays, reserve working memory and warm up kernels,
 /// then start(). Destruction stops the controllers.
