@@ -10,6 +10,8 @@
 /// behind it failed; try_read returns the status too; store(i, v) writes (marks the line
 /// dirty) and exists only for arrays of non-const T. A failed access also fills the array's
 /// sticky error record, which the host checks (array::check) and turns into bam::nvme_error.
+/// A thread that reads tiles can start the loads of its next tile before it computes on the
+/// current one: prefetch(i, ticket) with a bam::prefetch_ticket (prefetch_ticket.hpp).
 ///
 /// Thread safety: any number of threads may use one array_ref at once. Writers to the same
 /// element race as plain stores do; writers to different elements never interfere.

@@ -236,7 +236,7 @@ class prefetch_ticket {
   // cost more than the read.
   std::uint64_t reused_ = 0;
   std::uint64_t accesses_ = 0;  // reads of the ticket's lines that reused no pin: first or failed
-  std::uint32_t touched_ = 0;  // a bit per entry read at least once
+  std::uint32_t touched_ = 0;   // a bit per entry read at least once
   std::uint32_t count_ = 0;
   std::uint32_t in_flight_ = 0;
   std::uint32_t queue_begin_ = 0;

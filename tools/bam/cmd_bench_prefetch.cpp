@@ -173,10 +173,10 @@ void run_prefetch_bench(const prefetch_bench_options& o) {
   const std::uint64_t tiles = data_lines / o.tile_lines;
   if (tiles == 0) throw input_error("--data-bytes must hold at least one tile");
   const bool gpu = o.storage.use_gpu();
-  const std::uint32_t threads = o.threads ? o.threads
-                                : gpu     ? 32u
-                                          : (o.storage.workers ? o.storage.workers
-                                                               : 4 * std::max(1u, std::thread::hardware_concurrency()));
+  // Default: a GPU warp, or one logical thread per CPU worker (the pool's default count).
+  std::uint32_t threads = o.threads;
+  if (threads == 0) threads = gpu ? 32u : o.storage.workers;
+  if (threads == 0) threads = 4 * std::max(1u, std::thread::hardware_concurrency());
   // Each thread pins up to two tiles; four times that leaves the victim search room.
   const std::uint64_t pinned = std::uint64_t{threads} * 2 * o.tile_lines * line;
   const std::uint64_t default_cache = std::max<std::uint64_t>(4 * pinned, 8ull << 20);
@@ -190,7 +190,8 @@ void run_prefetch_bench(const prefetch_bench_options& o) {
 
   data_path path = data_path::open(o.storage, image, default_cache);
   if (std::uint64_t{path.cache->lines()} * line < 2 * pinned) {
-    throw input_error("the cache (" + format_bytes(static_cast<double>(path.cache->lines() * line)) +
+    throw input_error("the cache (" +
+                      format_bytes(static_cast<double>(path.cache->lines() * line)) +
                       ") must hold at least twice what the tickets pin (" +
                       format_bytes(static_cast<double>(pinned)) + ")");
   }
