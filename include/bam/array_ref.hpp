@@ -10,6 +10,8 @@
 /// behind it failed; try_read returns the status too; store(i, v) writes (marks the line
 /// dirty) and exists only for arrays of non-const T. A failed access also fills the array's
 /// sticky error record, which the host checks (array::check) and turns into bam::nvme_error.
+/// A thread that reads tiles can start the loads of its next tile before it computes on the
+/// current one: prefetch(i, ticket) with a bam::prefetch_ticket (prefetch_ticket.hpp).
 ///
 /// Thread safety: any number of threads may use one array_ref at once. Writers to the same
 /// element race as plain stores do; writers to different elements never interfere.
@@ -26,6 +28,9 @@
 #include <bam/platform/warp.hpp>
 
 namespace bam {
+
+template <class T, std::uint32_t Lines>
+class prefetch_ticket;
 
 template <class T>
 class array_ref {
@@ -189,9 +194,26 @@ class array_ref {
 
   [[nodiscard]] BAM_HD cursor reader() const { return cursor(*this); }
 
+  /// Whether prefetch tickets start loads for this array: the base-page cache in optimized
+  /// mode (not a view of memory, a dense array or reads through bounce buffers).
+  [[nodiscard]] BAM_HD bool prefetches() const {
+    return direct_ == nullptr && mode_ == cache_mode::optimized && !reads_through() &&
+           slot_.large_table == nullptr;
+  }
+  /// Starts the load of the line holding element `i` into `t`, a ticket made for this
+  /// array_ref, and returns at once: t.prefetch(i) (bam/prefetch_ticket.hpp). False for a
+  /// ticket of another array_ref.
+  template <std::uint32_t Lines>
+  [[nodiscard]] BAM_HD bool prefetch(std::uint64_t i, prefetch_ticket<T, Lines>& t) const {
+    return &t.array() == this && t.prefetch(i);
+  }
+
   [[nodiscard]] BAM_HD const array_slot& slot() const { return slot_; }
 
  private:
+  template <class U, std::uint32_t Lines>
+  friend class prefetch_ticket;
+
   BAM_HD bool check_index(std::uint64_t i) const {
     if (i < count_) return true;
     if (direct_) return false;  // no error record behind a view of memory
@@ -581,3 +603,5 @@ class array_ref {
 };
 
 }  // namespace bam
+
+#include <bam/prefetch_ticket.hpp>

@@ -90,6 +90,7 @@ nb::dict stats_to_python(const cache_stats& s) {
   d["bytes_requested"] = s.bytes_requested;
   d["bytes_moved"] = s.bytes_moved;
   d["bytes_fetched"] = s.bytes_fetched;
+  d["prefetched"] = s.prefetched;
   d["hit_rate"] = s.hit_rate();
   d["amplification"] = s.amplification();
   return d;

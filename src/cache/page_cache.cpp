@@ -37,6 +37,7 @@ cache_stats& cache_stats::operator+=(const cache_stats& o) {
   loads += o.loads;
   write_backs += o.write_backs;
   write_backs_beside_loads += o.write_backs_beside_loads;
+  prefetched += o.prefetched;
   read_through += o.read_through;
   evictions += o.evictions;
   bytes_requested += o.bytes_requested;

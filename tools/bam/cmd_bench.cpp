@@ -321,6 +321,7 @@ void add_bench_commands(CLI::App& app) {
   add_translation_bench(*bench);
   add_file_bench(*bench);
   add_graph_cpu_bench(*bench);
+  add_prefetch_bench(*bench);
 }
 
 }  // namespace bam::tools

@@ -10,6 +10,7 @@
 namespace bam::tools {
 
 void add_bench_commands(CLI::App& app);   // bench queue, bench cache, ...
+void add_prefetch_bench(CLI::App& bench);  // bench prefetch (cmd_bench_prefetch.cpp)
 void add_graph_commands(CLI::App& app);   // graph gen | convert | export | info
 void add_gather_command(CLI::App& app);   // gather
 void add_copy_command(CLI::App& app);     // copy

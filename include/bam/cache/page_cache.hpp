@@ -87,6 +87,24 @@ struct line_io_issued {
   nvme::io_opcode op = nvme::io_opcode::read;
 };
 
+/// Where a line a prefetch asked for stands (page_cache_ref::start_load, end_load).
+enum class started_kind : std::uint8_t {
+  pinned = 0,    ///< resident: `line` holds the page with one pin of the caller's
+  issued = 1,    ///< the caller loads it: `line` BUSY, its read in flight until end_load
+  deferred = 2,  ///< nothing started (another thread loads it, no victim at once): end_load
+                 ///< acquires it as a miss does
+  failed = 3,    ///< the load failed (`status`, recorded); nothing held
+};
+
+/// One line of a prefetch between page_cache_ref::start_load and end_load.
+struct started_load {
+  line_io_issued read;  ///< kind issued: the command in flight
+  std::uint64_t page = 0;
+  std::uint32_t line = 0;
+  io_status status;  ///< kind failed
+  started_kind kind = started_kind::deferred;
+};
+
 /// A view of a page cache, passed to kernels by value. All members may be called by any
 /// number of threads at once.
 class page_cache_ref {
@@ -158,6 +176,23 @@ class page_cache_ref {
   /// timeout the command is abandoned (issued.io.where.abandoned) with its hold.
   BAM_HD io_status line_io_finish(const array_slot& a, line_io_issued& issued) const;
 
+  /// Starts the load of `page` of `a` and returns at once (a prefetch): a resident page is
+  /// pinned; a page this thread wins (unmapped -> loading) takes a victim found without
+  /// waiting, is tagged BUSY and has its read submitted on queue index `queue` (< queues per
+  /// device); anything else is deferred to end_load. A dirty victim is written back first only
+  /// when `holds_commands` is false (the write-back may need any queue); otherwise the victim
+  /// is given back and the page deferred. Counts the probe (hit or miss) and, for an issued
+  /// read, `prefetched`. The caller follows device_io_submit's rule on queues: `queue` above
+  /// every command it holds.
+  [[nodiscard]] BAM_HD started_load start_load(const array_slot& a, std::uint64_t page,
+                                               std::uint32_t queue, bool holds_commands) const;
+  /// Ends a started load: waits for an issued read and publishes the line (VALID with the
+  /// caller's pin, then the page entry) or records its failure as a miss's load does; acquires
+  /// a deferred page (`hint` picks its queue). Afterwards `s` is pinned or failed. Call it for
+  /// issued loads before any deferred one: acquire may load, and must not while the caller
+  /// holds commands.
+  BAM_HD void end_load(const array_slot& a, started_load& s, std::uint32_t hint) const;
+
   /// Set up by the owner.
   struct memory {
     std::uint8_t* data;
@@ -184,6 +219,17 @@ class page_cache_ref {
                                      std::uint32_t pins, std::uint32_t hint, bool waited) const;
   BAM_HD acquire_result load(const array_slot& a, std::uint64_t page, std::uint64_t tag,
                              std::uint32_t pins, std::uint32_t hint) const;
+  /// A miss's read into `line` (BUSY, unmapped) is about to be submitted: the line takes the
+  /// page's tag.
+  BAM_HD void tag_for_load(std::uint32_t line, std::uint64_t tag) const;
+  /// A read of `page` into `line` failed (`s`, `where`): the line is emptied (unless the
+  /// command was abandoned: the queue's hold keeps it BUSY), the failure recorded and the page
+  /// entry failed.
+  BAM_HD void fail_load(const array_slot& a, std::uint64_t page, std::uint32_t line, io_status s,
+                        const io_where& where) const;
+  /// A read of `page` (tag `tag`) into `line` succeeded: VALID with `pins`, then the entry.
+  BAM_HD void publish_load(const array_slot& a, std::uint64_t page, std::uint64_t tag,
+                           std::uint32_t line, std::uint32_t pins) const;
   /// Claims a line BUSY by CLOCK; false past the deadline. Between chunks that had no
   /// candidate it drains `drain`'s queues (lines held by abandoned commands come back then).
   BAM_HD bool claim_victim(std::uint32_t& line, std::uint64_t& old_state, std::uint64_t deadline_ns,

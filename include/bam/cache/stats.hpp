@@ -31,6 +31,8 @@ struct cache_stats {
   std::uint64_t bytes_fetched = 0;    ///< bytes read by load commands (part of bytes_moved)
   /// write-backs that ran beside the evicting thread's own load (asynchronous write-back)
   std::uint64_t write_backs_beside_loads = 0;
+  /// loads started by a prefetch (array_ref's prefetch_ticket; part of loads)
+  std::uint64_t prefetched = 0;
   // Two-level translation (dense arrays on a two_level cache, docs/mosaic.md):
   std::uint64_t coalesces = 0;        ///< pieces given a whole frame (promotions included)
   std::uint64_t promotions = 0;       ///< splintered pieces given a whole frame again

@@ -368,7 +368,6 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::load(const array_slot&
                                                                std::uint32_t pins,
                                                                std::uint32_t hint) const {
   using namespace cache;
-  atomic_ref<std::uint32_t> entry(a.page_table[page]);
   const std::uint64_t deadline_ns = now_ns() + victim_timeout_ns_;
   const std::uint32_t read_queue = hint % a.set.queues_per_device;
   std::uint32_t line = 0;
@@ -404,13 +403,7 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::load(const array_slot&
     }
   }
   // The line is ours (BUSY) and unmapped: give it this page's tag.
-  // relaxed: only BUSY holders change the tag, and nobody pins a BUSY line.
-  detail::update_word(
-      state_[line],
-      [tag](std::uint64_t cur) {
-        return (cur & line_bits::pin_mask) | line_bits::busy | (tag << line_bits::tag_shift);
-      },
-      order::relaxed);
+  tag_for_load(line, tag);
   // A read given up on may still write into the line: the line stays BUSY (and tagged) until
   // the late completion is drained, which then empties it (everything but the pins).
   const command_hold hold{&state_[line], ~line_bits::pin_mask};
@@ -428,19 +421,43 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::load(const array_slot&
   if (s.ok()) s = line_io_finish(a, read);
   if (writing) finish_write_behind(behind, a, write);
   if (!s.ok()) {
-    const io_where& where = read.io.where;
-    if (!where.abandoned) {
-      // release: ends our hold of the line, empty; the failed command is done with it.
-      detail::update_word(
-          state_[line], [](std::uint64_t cur) { return cur & line_bits::pin_mask; },
-          order::release);
-    }
-    a.errors->record(error_kind::read, s, where.device, where.queue, where.command_id, where.lba,
-                     page);
-    // release: waiters see the failure instead of waiting on.
-    entry.store(page_failure(s), order::release);
+    fail_load(a, page, line, s, read.io.where);
     return {0, s, probe_kind::failed};
   }
+  publish_load(a, page, tag, line, pins);
+  return {line, {}, probe_kind::miss};
+}
+
+BAM_HD inline void page_cache_ref::tag_for_load(std::uint32_t line, std::uint64_t tag) const {
+  using namespace cache;
+  // relaxed: only BUSY holders change the tag, and nobody pins a BUSY line.
+  detail::update_word(
+      state_[line],
+      [tag](std::uint64_t cur) {
+        return (cur & line_bits::pin_mask) | line_bits::busy | (tag << line_bits::tag_shift);
+      },
+      order::relaxed);
+}
+
+BAM_HD inline void page_cache_ref::fail_load(const array_slot& a, std::uint64_t page,
+                                             std::uint32_t line, io_status s,
+                                             const io_where& where) const {
+  using namespace cache;
+  if (!where.abandoned) {
+    // release: ends our hold of the line, empty; the failed command is done with it.
+    detail::update_word(
+        state_[line], [](std::uint64_t cur) { return cur & line_bits::pin_mask; }, order::release);
+  }
+  a.errors->record(error_kind::read, s, where.device, where.queue, where.command_id, where.lba,
+                   page);
+  // release: waiters see the failure instead of waiting on.
+  atomic_ref<std::uint32_t>(a.page_table[page]).store(page_failure(s), order::release);
+}
+
+BAM_HD inline void page_cache_ref::publish_load(const array_slot& a, std::uint64_t page,
+                                                std::uint64_t tag, std::uint32_t line,
+                                                std::uint32_t pins) const {
+  using namespace cache;
   // release: the line's data, read by the command, before VALID and our pins.
   detail::update_word(
       state_[line],
@@ -451,9 +468,111 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::load(const array_slot&
       order::release);
   atomic_ref<std::uint32_t>(referenced_[line]).store(1u, order::relaxed);  // relaxed: a CLOCK hint
   // release: the line's state and data before the page can be found mapped.
-  entry.store(page_entry_for_line(line), order::release);
+  atomic_ref<std::uint32_t>(a.page_table[page]).store(page_entry_for_line(line), order::release);
   if (a.large_table != nullptr) count_base_page(a, page, true);
-  return {line, {}, probe_kind::miss};
+}
+
+BAM_HD BAM_NOINLINE inline started_load page_cache_ref::start_load(const array_slot& a,
+                                                                   std::uint64_t page,
+                                                                   std::uint32_t queue,
+                                                                   bool holds_commands) const {
+  using namespace cache;
+  started_load out;
+  out.page = page;
+  const std::uint64_t tag = a.tag_base + page + 1u;
+  atomic_ref<std::uint32_t> entry(a.page_table[page]);
+  // acquire: the loader published the line's state and data before the entry (an evictor, its
+  // write-back before the unmapped entry).
+  std::uint32_t e = entry.load(order::acquire);
+  if (page_mapped(e)) {
+    const std::uint32_t line = page_line(e);
+    atomic_ref<std::uint64_t> st(state_[line]);
+    // acquire: the line's data, published with VALID by the loader's release.
+    const std::uint64_t s = st.fetch_add(1u, order::acquire);
+    if (pin_usable(s, tag)) {
+      atomic_ref<std::uint32_t> ref(referenced_[line]);
+      if (ref.load(order::relaxed) == 0) ref.store(1u, order::relaxed);  // relaxed: a CLOCK hint
+      a.stats.add(&cache_stats::hits, 1);
+      out.line = line;
+      out.kind = started_kind::pinned;
+      return out;
+    }
+    st.fetch_sub(1u, order::relaxed);  // relaxed: undoes a pin that never counted
+    return out;                        // being evicted: end_load waits for it
+  }
+  // Loading, failed or blocked: end_load's acquire waits for the loader or reports.
+  if (e != page_bits::unmapped) return out;
+  // acquire: an evictor wrote the page back before it released the unmapped entry.
+  if (!entry.compare_exchange(e, page_bits::loading, order::acquire)) return out;
+  // The page is ours to load. A victim now or never: a thread that waited for one while it
+  // held lines BUSY for its earlier prefetches could starve a small cache for good.
+  std::uint32_t line = 0;
+  std::uint64_t old = 0;
+  bool usable = claim_victim(line, old, 0, a.set);
+  if (usable && holds_commands && (old & line_bits::valid) && (old & line_bits::dirty)) {
+    // Its write-back could need a queue below the commands we hold: it goes back as it was.
+    end_take(line, false);
+    usable = false;
+  }
+  // A failed write-back was recorded and kept its line.
+  if (!usable || !evict(line, old, a).ok()) {
+    // release: nothing was loaded; the next accessor (our end_load, perhaps) tries again.
+    entry.store(page_bits::unmapped, order::release);
+    return out;
+  }
+  tag_for_load(line, tag);
+  // As in load(): a read given up on keeps the line BUSY until its late completion is drained.
+  const command_hold hold{&state_[line], ~line_bits::pin_mask};
+  a.stats.add(&cache_stats::misses, 1);
+  const io_status s =
+      line_io_submit(nvme::io_opcode::read, a, page, line, queue, out.read, 1, hold);
+  if (!s.ok()) {
+    fail_load(a, page, line, s, out.read.io.where);
+    out.status = s;
+    out.kind = started_kind::failed;
+    return out;
+  }
+  a.stats.add(&cache_stats::prefetched, 1);
+  out.line = line;
+  out.kind = started_kind::issued;
+  return out;
+}
+
+BAM_HD BAM_NOINLINE inline void page_cache_ref::end_load(const array_slot& a, started_load& s,
+                                                         std::uint32_t hint) const {
+  if (s.kind == started_kind::issued) {
+    const io_status st = line_io_finish(a, s.read);
+    if (!st.ok()) {
+      fail_load(a, s.page, s.line, st, s.read.io.where);
+      s.status = st;
+      s.kind = started_kind::failed;
+      return;
+    }
+    publish_load(a, s.page, a.tag_base + s.page + 1u, s.line, 1);
+    s.kind = started_kind::pinned;
+    return;
+  }
+  if (s.kind != started_kind::deferred) return;
+  const acquire_result r = acquire(a, s.page, 1, hint);
+  switch (r.kind) {
+    case probe_kind::hit:
+      a.stats.add(&cache_stats::hits, 1);
+      break;
+    case probe_kind::miss_wait:
+      a.stats.add(&cache_stats::miss_waits, 1);
+      a.stats.add(&cache_stats::misses, 1);
+      break;
+    default:
+      a.stats.add(&cache_stats::misses, 1);
+      break;
+  }
+  if (r.status.ok()) {
+    s.line = r.line;
+    s.kind = started_kind::pinned;
+  } else {
+    s.status = r.status;
+    s.kind = started_kind::failed;
+  }
 }
 
 BAM_HD inline bool page_cache_ref::take_write_behind(std::uint32_t read_queue, std::uint32_t line,
