@@ -19,6 +19,7 @@
 #include <bam/storage/emulated_storage.hpp>
 
 #include "late_io.hpp"
+#include "pattern_rig.hpp"
 
 namespace {
 
@@ -32,8 +33,7 @@ constexpr std::uint32_t line_bytes = 512;
 constexpr std::uint64_t words_per_page = line_bytes / 8;
 constexpr std::uint64_t ms = 1'000'000;
 
-/// The word at index `i` of the image: distinct for every index.
-constexpr std::uint64_t word_at(std::uint64_t i) { return (i + 1) * 0x9e3779b97f4a7c15ull; }
+constexpr auto word_at = bam::testing::pattern_word;
 /// What the tests store at index `i` in round `round`: names both.
 constexpr std::uint64_t written_at(std::uint64_t i, std::uint64_t round) {
   return ((i << 16) | round) ^ 0x5a5a000000000000ull;
@@ -58,36 +58,7 @@ cache_config lines(std::uint64_t n, std::uint64_t victim_timeout_ns) {
   return c;
 }
 
-/// An emulated SSD over a pattern image, a CPU stream and a cache. Arrays made on it must die
-/// before it. The controller stops before the cache goes: a late command must not touch freed
-/// lines.
-struct rig {
-  rig(std::uint64_t words, const storage_config& s, const cache_config& c)
-      : image(backing_store::in_memory(words * 8)) {
-    auto* w = reinterpret_cast<std::uint64_t*>(image->data());
-    for (std::uint64_t i = 0; i < words; ++i) w[i] = word_at(i);
-    ssd = std::make_unique<emulated_storage>(s, image);
-    stream = std::make_unique<host_stream>(2);
-    cache = std::make_unique<page_cache>(c, *stream);
-    ssd->start();
-  }
-  ~rig() {
-    ssd->stop();
-    cache.reset();
-  }
-  rig(const rig&) = delete;
-  rig& operator=(const rig&) = delete;
-
-  [[nodiscard]] device_set_ref set() const { return ssd->ref(); }
-  [[nodiscard]] std::uint64_t image_word(std::uint64_t i) const {
-    return reinterpret_cast<const std::uint64_t*>(image->data())[i];
-  }
-
-  std::shared_ptr<backing_store> image;
-  std::unique_ptr<emulated_storage> ssd;
-  std::unique_ptr<host_stream> stream;
-  std::unique_ptr<page_cache> cache;
-};
+using rig = bam::testing::pattern_rig;
 
 /// Flushes `a` until a flush succeeds (late and failed write-backs make some fail), draining
 /// between tries; false after `tries`.
