@@ -112,14 +112,16 @@ class prefetch_ticket {
     if (waited_) return;
     const array_ref<T>& a = *a_;
     // Every read first, then the deferred acquires, which may load: not while reads are held.
-    for (std::uint32_t k = 0; k < count_; ++k) {
-      if (entries_[k].kind == started_kind::issued) a.cache_.end_load(a.slot_, entries_[k], 0);
-    }
+    for (std::uint32_t k = 0; k < count_; ++k) a.cache_.end_load(a.slot_, entries_[k]);
     in_flight_ = 0;
     for (std::uint32_t k = 0; k < count_; ++k) {
-      if (entries_[k].kind == started_kind::deferred) {
-        a.cache_.end_load(a.slot_, entries_[k], agent_index());
-      }
+      started_load& e = entries_[k];
+      if (e.kind != started_kind::deferred) continue;
+      const acquire_result r = a.cache_.acquire(a.slot_, e.page, 1, agent_index());
+      a.count_probe(r);
+      e.kind = r.status.ok() ? started_kind::pinned : started_kind::failed;
+      e.line = r.line;
+      e.status = r.status;
     }
     waited_ = true;
   }
@@ -151,12 +153,8 @@ class prefetch_ticket {
     for (std::uint32_t k = 0; k < count_; ++k) {
       if (entries_[k].kind == started_kind::pinned) a.cache_.release(entries_[k].line);
     }
-    if (reused_ + accesses_ != 0) {
-      cache_stats& s = a.slot_.stats.local();
-      stats_ref::bump(s.accesses, reused_ + accesses_);
-      stats_ref::bump(s.bytes_requested, (reused_ + accesses_) * sizeof(T));
-      stats_ref::bump(s.reused, reused_);
-    }
+    if (reused_ != 0) a.count_reused(reused_);
+    if (accesses_ != 0) a.count_access(accesses_);
     count_ = 0;
     touched_ = 0;
     reused_ = 0;
@@ -235,7 +233,7 @@ class prefetch_ticket {
   // Reads served, counted here and added at release(): a statistics atomic per read would
   // cost more than the read.
   std::uint64_t reused_ = 0;
-  std::uint64_t accesses_ = 0;  // reads of the ticket's lines that reused no pin: first or failed
+  std::uint32_t accesses_ = 0;  // reads of the ticket's lines that reused no pin: first or failed
   std::uint32_t touched_ = 0;   // a bit per entry read at least once
   std::uint32_t count_ = 0;
   std::uint32_t in_flight_ = 0;

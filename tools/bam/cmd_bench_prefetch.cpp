@@ -24,6 +24,7 @@
 #include <bam/platform/launch.cuh>  // this file is compiled as CUDA in GPU builds
 #endif
 
+#include "apps/gather_scan.hpp"
 #include "bam/commands.hpp"
 #include "bam/shared_buffer.hpp"
 #include "bam/storage_options.hpp"
@@ -40,13 +41,9 @@ namespace {
 constexpr std::uint32_t max_tile_lines = 8;
 using scan_ticket = prefetch_ticket<const std::uint64_t, max_tile_lines>;
 
-/// The value of element `i` of the image (splitmix64's finalizer).
-BAM_HD constexpr std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+/// The value of element `i` of the image, and one step of the computation: the scan arrays'
+/// splitmix64.
+BAM_HD constexpr std::uint64_t mix(std::uint64_t x) { return apps::synthetic_value(x); }
 
 /// The computation on one element: `rounds` mixes (0: the value itself).
 BAM_HD inline std::uint64_t compute(std::uint64_t v, std::uint32_t rounds) {

@@ -186,12 +186,11 @@ class page_cache_ref {
   /// every command it holds.
   [[nodiscard]] BAM_HD started_load start_load(const array_slot& a, std::uint64_t page,
                                                std::uint32_t queue, bool holds_commands) const;
-  /// Ends a started load: waits for an issued read and publishes the line (VALID with the
-  /// caller's pin, then the page entry) or records its failure as a miss's load does; acquires
-  /// a deferred page (`hint` picks its queue). Afterwards `s` is pinned or failed. Call it for
-  /// issued loads before any deferred one: acquire may load, and must not while the caller
-  /// holds commands.
-  BAM_HD void end_load(const array_slot& a, started_load& s, std::uint32_t hint) const;
+  /// Ends a started load of kind issued: waits for the read and publishes the line (VALID
+  /// with the caller's pin, then the page entry), or records its failure as a miss's load
+  /// does. Afterwards `s` is pinned or failed; other kinds are left as they are (a deferred
+  /// page is acquired as any miss, once the caller holds no command: acquire may load).
+  BAM_HD void end_load(const array_slot& a, started_load& s) const;
 
   /// Set up by the owner.
   struct memory {
@@ -219,6 +218,9 @@ class page_cache_ref {
                                      std::uint32_t pins, std::uint32_t hint, bool waited) const;
   BAM_HD acquire_result load(const array_slot& a, std::uint64_t page, std::uint64_t tag,
                              std::uint32_t pins, std::uint32_t hint) const;
+  /// Adds `pins` to `line`, which the page entry names, if it holds the page of `tag` usably
+  /// (and marks it referenced); else takes them back and returns false (being evicted).
+  BAM_HD bool pin_mapped(std::uint32_t line, std::uint64_t tag, std::uint32_t pins) const;
   /// A miss's read into `line` (BUSY, unmapped) is about to be submitted: the line takes the
   /// page's tag.
   BAM_HD void tag_for_load(std::uint32_t line, std::uint64_t tag) const;

@@ -103,6 +103,20 @@ BAM_HD inline acquire_result page_cache_ref::acquire(const array_slot& a, std::u
   return acquire_slow(a, page, tag, pins, hint, false);
 }
 
+BAM_HD inline bool page_cache_ref::pin_mapped(std::uint32_t line, std::uint64_t tag,
+                                               std::uint32_t pins) const {
+  atomic_ref<std::uint64_t> st(state_[line]);
+  // acquire: the line's data, published with VALID by the loader's release.
+  const std::uint64_t s = st.fetch_add(pins, order::acquire);
+  if (!cache::pin_usable(s, tag)) {
+    st.fetch_sub(pins, order::relaxed);  // relaxed: undoes a pin that never counted
+    return false;
+  }
+  atomic_ref<std::uint32_t> ref(referenced_[line]);
+  if (ref.load(order::relaxed) == 0) ref.store(1u, order::relaxed);  // relaxed: a CLOCK hint
+  return true;
+}
+
 BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::acquire_slow(
     const array_slot& a, std::uint64_t page, std::uint64_t tag, std::uint32_t pins,
     std::uint32_t hint, bool waited) const {
@@ -117,16 +131,10 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::acquire_slow(
     const std::uint32_t e = entry.load(order::acquire);
     if (page_mapped(e)) {
       const std::uint32_t line = page_line(e);
-      atomic_ref<std::uint64_t> st(state_[line]);
-      // acquire: the line's data, published with VALID by the loader's release.
-      const std::uint64_t s = st.fetch_add(pins, order::acquire);
-      if (pin_usable(s, tag)) {
-        atomic_ref<std::uint32_t> ref(referenced_[line]);
-        if (ref.load(order::relaxed) == 0) ref.store(1u, order::relaxed);  // relaxed: a CLOCK hint
+      if (pin_mapped(line, tag, pins)) {
         return {line, {}, waited ? probe_kind::miss_wait : probe_kind::hit};
       }
-      st.fetch_sub(pins, order::relaxed);  // relaxed: undoes a pin that never counted
-      waited = true;                       // the line is being evicted; the entry will change
+      waited = true;  // the line is being evicted; the entry will change
       held_line = line;
     } else if (e == page_bits::unmapped) {
       std::uint32_t expected = page_bits::unmapped;
@@ -486,19 +494,11 @@ BAM_HD BAM_NOINLINE inline started_load page_cache_ref::start_load(const array_s
   std::uint32_t e = entry.load(order::acquire);
   if (page_mapped(e)) {
     const std::uint32_t line = page_line(e);
-    atomic_ref<std::uint64_t> st(state_[line]);
-    // acquire: the line's data, published with VALID by the loader's release.
-    const std::uint64_t s = st.fetch_add(1u, order::acquire);
-    if (pin_usable(s, tag)) {
-      atomic_ref<std::uint32_t> ref(referenced_[line]);
-      if (ref.load(order::relaxed) == 0) ref.store(1u, order::relaxed);  // relaxed: a CLOCK hint
-      a.stats.add(&cache_stats::hits, 1);
-      out.line = line;
-      out.kind = started_kind::pinned;
-      return out;
-    }
-    st.fetch_sub(1u, order::relaxed);  // relaxed: undoes a pin that never counted
-    return out;                        // being evicted: end_load waits for it
+    if (!pin_mapped(line, tag, 1u)) return out;  // being evicted: wait() acquires it
+    a.stats.add(&cache_stats::hits, 1);
+    out.line = line;
+    out.kind = started_kind::pinned;
+    return out;
   }
   // Loading, failed or blocked: end_load's acquire waits for the loader or reports.
   if (e != page_bits::unmapped) return out;
@@ -538,41 +538,18 @@ BAM_HD BAM_NOINLINE inline started_load page_cache_ref::start_load(const array_s
   return out;
 }
 
-BAM_HD BAM_NOINLINE inline void page_cache_ref::end_load(const array_slot& a, started_load& s,
-                                                         std::uint32_t hint) const {
-  if (s.kind == started_kind::issued) {
-    const io_status st = line_io_finish(a, s.read);
-    if (!st.ok()) {
-      fail_load(a, s.page, s.line, st, s.read.io.where);
-      s.status = st;
-      s.kind = started_kind::failed;
-      return;
-    }
-    publish_load(a, s.page, a.tag_base + s.page + 1u, s.line, 1);
-    s.kind = started_kind::pinned;
+BAM_HD BAM_NOINLINE inline void page_cache_ref::end_load(const array_slot& a,
+                                                         started_load& s) const {
+  if (s.kind != started_kind::issued) return;
+  const io_status st = line_io_finish(a, s.read);
+  if (!st.ok()) {
+    fail_load(a, s.page, s.line, st, s.read.io.where);
+    s.status = st;
+    s.kind = started_kind::failed;
     return;
   }
-  if (s.kind != started_kind::deferred) return;
-  const acquire_result r = acquire(a, s.page, 1, hint);
-  switch (r.kind) {
-    case probe_kind::hit:
-      a.stats.add(&cache_stats::hits, 1);
-      break;
-    case probe_kind::miss_wait:
-      a.stats.add(&cache_stats::miss_waits, 1);
-      a.stats.add(&cache_stats::misses, 1);
-      break;
-    default:
-      a.stats.add(&cache_stats::misses, 1);
-      break;
-  }
-  if (r.status.ok()) {
-    s.line = r.line;
-    s.kind = started_kind::pinned;
-  } else {
-    s.status = r.status;
-    s.kind = started_kind::failed;
-  }
+  publish_load(a, s.page, a.tag_base + s.page + 1u, s.line, 1);
+  s.kind = started_kind::pinned;
 }
 
 BAM_HD inline bool page_cache_ref::take_write_behind(std::uint32_t read_queue, std::uint32_t line,
