@@ -29,6 +29,7 @@
 #endif
 
 #include "bam/commands.hpp"
+#include "bam/copy_pacer.hpp"
 #include "bam/settle_holds.hpp"
 #include "bam/shared_buffer.hpp"
 #include "bam/storage_options.hpp"
@@ -123,6 +124,7 @@ struct add_result {
   std::uint64_t cache_bytes = 0;
   std::uint64_t tiles = 0;
   std::string where;
+  std::string tile_source;  ///< tiled: where the tiles come from (copy_pacer::describe)
 };
 
 double since(std::chrono::steady_clock::time_point t) {
@@ -299,8 +301,8 @@ void add_passes(const vector_options& o, data_path& path, array<const T>& a, arr
 /// slot has a stream of its own (a slot's next copies queue behind its last copy out); on the
 /// CPU the next tile is copied while the workers add this one.
 template <class T>
-void add_tiled(data_path& path, const T* a, const T* b, T* c, std::uint64_t n, std::uint64_t budget,
-               add_result& r) {
+void add_tiled(data_path& path, copy_pacer& pacer, const T* a, const T* b, T* c, std::uint64_t n,
+               std::uint64_t budget, add_result& r) {
   const std::uint64_t tile = std::min(n, std::max<std::uint64_t>(1, budget / (6 * sizeof(T))));
   r.tiles = (n + tile - 1) / tile;
   r.cache_bytes = 6 * tile * sizeof(T);
@@ -313,6 +315,7 @@ void add_tiled(data_path& path, const T* a, const T* b, T* c, std::uint64_t n, s
     std::vector<T> slots(6 * tile);
     auto slot_of = [&](std::uint64_t t) { return slots.data() + (t % 2) * 3 * tile; };
     auto load = [&](std::uint64_t t) {
+      pacer.read(2 * length(t) * sizeof(T));
       std::memcpy(slot_of(t), a + first(t), length(t) * sizeof(T));
       std::memcpy(slot_of(t) + tile, b + first(t), length(t) * sizeof(T));
     };
@@ -325,7 +328,9 @@ void add_tiled(data_path& path, const T* a, const T* b, T* c, std::uint64_t n, s
       if (t + 1 < r.tiles) load(t + 1);  // while the workers add tile t
       path.stream->synchronize();
       std::memcpy(c + first(t), s + 2 * tile, length(t) * sizeof(T));
+      (void)pacer.reserve(length(t) * sizeof(T));  // C's write to the devices
     }
+    pacer.drain();
     r.seconds = since(start);
     return;
   }
@@ -342,14 +347,17 @@ void add_tiled(data_path& path, const T* a, const T* b, T* c, std::uint64_t n, s
     T* s = slots.as<T>() + (t % 2) * 3 * tile;
     const stream_handle st = streams[t % 2].get();
     const std::uint64_t bytes = length(t) * sizeof(T);
+    pacer.read(2 * bytes);  // the tile's A and B read from the devices first
     copy_async(s, a + first(t), bytes, st);
     copy_async(s + tile, b + first(t), bytes, st);
     launch(st, shape.grid, shape.block,
            tile_add_kernel<T>{s, s + tile, s + 2 * tile, length(t), run});
     copy_async(c + first(t), s + 2 * tile, bytes, st);
+    (void)pacer.reserve(bytes);  // C's write to the devices, after its copy out
   }
   rt.synchronize(streams[0].get(), 0, "the tiles of slot 0");
   rt.synchronize(streams[1].get(), 0, "the tiles of slot 1");
+  pacer.drain();
   r.seconds = since(start);
   rt.stop();
 #endif
@@ -374,7 +382,10 @@ void add_in_memory(const vector_options& o, graph::staged_file& out, std::uint64
   const T* b = reinterpret_cast<const T*>(image->data() + padded);
   T* c = reinterpret_cast<T*>(image->data() + 2 * padded);
   if (o.storage.backend == "tiled") {
-    add_tiled(path, a, b, c, n, o.storage.cache_bytes ? o.storage.cache_bytes : default_cache, r);
+    copy_pacer pacer = copy_pacer::for_options(o.storage);
+    r.tile_source = pacer.describe(o.storage);
+    add_tiled(path, pacer, a, b, c, n,
+              o.storage.cache_bytes ? o.storage.cache_bytes : default_cache, r);
   } else {
     std::uint8_t* mem = path.memory_data();
     const bool host_accessible = path.device_image.data() == nullptr;
@@ -503,6 +514,7 @@ void report(const vector_options& o, std::uint64_t n, double all, const add_resu
                format_bytes(static_cast<double>(needed)).c_str(),
                format_bytes(static_cast<double>(r.bytes_moved)).c_str(), amplification,
                r.stats.io_commands(), r.tiles);
+  if (!r.tile_source.empty()) std::fprintf(stderr, "# tiles read from %s\n", r.tile_source.c_str());
   if (o.json.empty()) return;
   json_writer j;
   j.begin_object().field("command", std::string("vector-add")).key("machine");
@@ -520,6 +532,11 @@ void report(const vector_options& o, std::uint64_t n, double all, const add_resu
       .field("write_backs_beside_loads", r.stats.write_backs_beside_loads)
       .field("cache_bytes", r.cache_bytes)
       .field("tiles", r.tiles)
+      .field("tile_source", r.tile_source)
+      .field("devices", std::uint64_t{o.storage.devices})
+      .field("model", o.storage.model_label())
+      .field("line_bytes", o.storage.line_bytes)
+      .field("write_behind", o.storage.write_behind)
       .end_object();
   j.save(o.json);
 }
