@@ -41,8 +41,14 @@ void fill_zero(void* p, std::uint64_t bytes, memory_kind kind) {
 }
 
 void copy_any(void* dst, const void* src, std::uint64_t bytes) {
-  detail::cuda_copy_any(dst, src, bytes);
+  detail::cuda_copy_any(dst, src, bytes, true);
 }
+
+void copy_any_async(void* dst, const void* src, std::uint64_t bytes) {
+  detail::cuda_copy_any(dst, src, bytes, false);
+}
+
+void copy_fence() { detail::cuda_copy_fence(); }
 
 namespace {
 

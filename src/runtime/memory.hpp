@@ -21,6 +21,12 @@ void load_file(int fd, const std::string& path, void* p, std::uint64_t bytes, me
 /// Copies `bytes` between any two of host, pinned and device memory, and waits; `src` null
 /// writes zeroes. For host threads that serve GPU kernels (the host_thread controller).
 void copy_any(void* dst, const void* src, std::uint64_t bytes);
+/// copy_any without the wait: queued on the calling thread's copy stream, done once that
+/// thread's copy_fence() returns. A controller queues a batch of commands' copies, then waits
+/// once, instead of a round trip to the GPU per command.
+void copy_any_async(void* dst, const void* src, std::uint64_t bytes);
+/// Waits for every copy the calling thread queued with copy_any_async.
+void copy_fence();
 
 namespace detail {
 // CUDA halves of the above (memory_cuda.cu, or memory_nocuda.cpp that throws).
@@ -28,7 +34,8 @@ void* cuda_allocate(std::uint64_t bytes, memory_kind kind);
 void cuda_release(void* p, memory_kind kind) noexcept;
 void cuda_fill_zero(void* p, std::uint64_t bytes);
 void cuda_copy_to_device(void* dst, const void* src, std::uint64_t bytes);
-void cuda_copy_any(void* dst, const void* src, std::uint64_t bytes);
+void cuda_copy_any(void* dst, const void* src, std::uint64_t bytes, bool wait);
+void cuda_copy_fence();
 }  // namespace detail
 
 }  // namespace bam::runtime

@@ -3,6 +3,9 @@
 // start (DESIGN 6).
 #include "runtime/memory.hpp"
 
+#include <atomic>
+#include <vector>
+
 #include <bam/cuda_check.hpp>
 
 namespace bam::runtime::detail {
@@ -44,32 +47,80 @@ void cuda_copy_to_device(void* dst, const void* src, std::uint64_t bytes) {
 namespace {
 
 // The calling thread's own non-blocking stream, made at its first copy and destroyed when the
-// thread ends.
-struct thread_copy_stream {
+// thread ends, and the copies queued on it but not yet issued (copy_any_async): issued as one
+// batch at the next fence, so a controller pays one API call per batch, not one per command.
+struct thread_copies {
   cudaStream_t stream = nullptr;
-  thread_copy_stream() {
-    BAM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  std::vector<void*> dsts;
+  std::vector<const void*> srcs;
+  std::vector<std::size_t> sizes;
+  thread_copies() { BAM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); }
+  ~thread_copies() { cudaStreamDestroy(stream); }
+  thread_copies(const thread_copies&) = delete;
+  thread_copies& operator=(const thread_copies&) = delete;
+
+  // Issues the queued copies: one cudaMemcpyBatchAsync, or one call each where the driver
+  // refuses batches.
+  void issue() {
+    if (dsts.empty()) return;
+    static std::atomic<bool> batches{true};
+    bool done = false;
+    if (batches.load(std::memory_order_relaxed)) {
+      cudaMemcpyAttributes attr{};
+      attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+      std::size_t first = 0;
+      const cudaError_t e = cudaMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(),
+                                                 dsts.size(), &attr, &first, 1, stream);
+      if (e == cudaSuccess) {
+        done = true;
+      } else if (e == cudaErrorNotSupported || e == cudaErrorInvalidValue ||
+                 e == cudaErrorCallRequiresNewerDriver) {
+        (void)cudaGetLastError();
+        // relaxed: a hint; a thread that still tries a batch falls back the same way.
+        batches.store(false, std::memory_order_relaxed);
+      } else {
+        BAM_CUDA_CHECK(e);
+      }
+    }
+    for (std::size_t k = 0; !done && k < dsts.size(); ++k) {
+      BAM_CUDA_CHECK(cudaMemcpyAsync(dsts[k], srcs[k], sizes[k], cudaMemcpyDefault, stream));
+    }
+    dsts.clear();
+    srcs.clear();
+    sizes.clear();
   }
-  ~thread_copy_stream() { cudaStreamDestroy(stream); }
-  thread_copy_stream(const thread_copy_stream&) = delete;
-  thread_copy_stream& operator=(const thread_copy_stream&) = delete;
 };
+
+thread_copies& this_thread_copies() {
+  thread_local thread_copies copies;
+  return copies;
+}
 
 }  // namespace
 
-// Called per command by the host_thread controller while GPU kernels run, and waits for that
-// copy alone: on a non-blocking stream of the controller's thread, so it orders against no
-// kernel. On the legacy stream (cudaMemcpy) it waited for every kernel on a blocking stream
-// of the context, such as PyTorch's default stream or a CuPy stream, whose gather kernel
-// waits for this copy: a deadlock (the Python package launches on the caller's stream).
-void cuda_copy_any(void* dst, const void* src, std::uint64_t bytes) {
-  thread_local thread_copy_stream copies;
+// Called by the host_thread controller while GPU kernels run: on a non-blocking stream of the
+// controller's thread, so its copies order against no kernel. On the legacy stream
+// (cudaMemcpy) they waited for every kernel on a blocking stream of the context, such as
+// PyTorch's default stream or a CuPy stream, whose gather kernel waits for these copies: a
+// deadlock (the Python package launches on the caller's stream).
+void cuda_copy_any(void* dst, const void* src, std::uint64_t bytes, bool wait) {
+  thread_copies& c = this_thread_copies();
   if (src == nullptr) {
-    BAM_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, copies.stream));
+    c.issue();  // in call order with the copies queued before
+    BAM_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, c.stream));
   } else {
-    BAM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, copies.stream));
+    c.dsts.push_back(dst);
+    c.srcs.push_back(src);
+    c.sizes.push_back(bytes);
+    if (c.dsts.size() >= 4096) c.issue();
   }
-  BAM_CUDA_CHECK(cudaStreamSynchronize(copies.stream));
+  if (wait) cuda_copy_fence();
+}
+
+void cuda_copy_fence() {
+  thread_copies& c = this_thread_copies();
+  c.issue();
+  BAM_CUDA_CHECK(cudaStreamSynchronize(c.stream));
 }
 
 }  // namespace bam::runtime::detail

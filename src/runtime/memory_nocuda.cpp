@@ -16,8 +16,9 @@ void cuda_copy_to_device(void*, const void*, std::uint64_t) {
   throw error("device memory needs a CUDA build of bam");
 }
 
-void cuda_copy_any(void*, const void*, std::uint64_t) {
+void cuda_copy_any(void*, const void*, std::uint64_t, bool) {
   throw error("copies to GPU memory need a CUDA build of bam");
 }
+void cuda_copy_fence() {}
 
 }  // namespace bam::runtime::detail

@@ -239,7 +239,10 @@ emulated_storage::emulated_storage(const storage_config& config,
     ns.page_bytes = v.page_bytes;
     // A host thread serving GPU kernels meets PRPs into GPU memory (cache lines, bounce
     // buffers), which only a CUDA copy reaches.
-    if (config.placement == controller_placement::host_thread) ns.host_copy = &runtime::copy_any;
+    if (config.placement == controller_placement::host_thread) {
+      ns.host_copy = &runtime::copy_any_async;
+      ns.host_fence = &runtime::copy_fence;
+    }
     cd.timing = emulated::timing_model::from(config.model);
     cd.faults = config.faults;
     cd.seed = config.faults.seed;

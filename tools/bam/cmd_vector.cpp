@@ -50,10 +50,12 @@ BAM_HD BAM_NOINLINE void flag_failure(std::uint32_t* failed) {
 
 /// C[i] = A[i] + B[i] through bam arrays (cached, or views of memory), over the chunks of a
 /// pass (a chunk is a cache line's elements); a chunk with an element that could not be read
-/// or stored is flagged in `failed` for the next pass. A thread adds `run` elements of a chunk
-/// in a row, then strides: run 1 on a GPU (a warp's lanes take neighbours, one probe per
-/// line), a whole chunk on the CPU (a worker runs its logical threads one after another, so a
-/// stride of one element would touch a new line at every access).
+/// or stored is flagged in `failed` for the next pass. The `lanes` threads of a group take a
+/// chunk at a time, lanes interleaved: on a GPU a warp (its first access of each line its only
+/// probe that misses, while the other warps miss on other lines: 32 warps striding one line
+/// left a wave of the grid only a few hundred lines loading at once); on the CPU one thread
+/// (a worker runs its logical threads one after another, so a stride of one element would
+/// touch a new line at every access).
 template <class T>
 struct add_kernel {
   array_ref<const T> a;
@@ -62,19 +64,17 @@ struct add_kernel {
   const std::uint64_t* chunks;  // the pass's chunks; null: every chunk
   std::uint64_t chunk_count;
   std::uint64_t chunk_elements;
-  std::uint64_t run;  // divides chunk_elements
+  std::uint32_t lanes;
   std::uint64_t count;
   std::uint32_t* failed;  // a flag per chunk
 
   BAM_HD void operator()(thread_index t) const {
-    const std::uint64_t runs_per_chunk = chunk_elements / run;
-    const std::uint64_t total = chunk_count * runs_per_chunk;
-    for (std::uint64_t u = t.id; u < total; u += t.count) {
-      const std::uint64_t k = u / runs_per_chunk;
+    const std::uint64_t groups = t.count / lanes;
+    for (std::uint64_t k = t.id / lanes; k < chunk_count; k += groups) {
       const std::uint64_t chunk = chunks ? chunks[k] : k;
-      const std::uint64_t first = chunk * chunk_elements + (u - k * runs_per_chunk) * run;
-      const std::uint64_t end = first + run < count ? first + run : count;
-      for (std::uint64_t i = first; i < end; ++i) {
+      const std::uint64_t first = chunk * chunk_elements;
+      const std::uint64_t end = first + chunk_elements < count ? first + chunk_elements : count;
+      for (std::uint64_t i = first + t.id % lanes; i < end; i += lanes) {
         T x{};
         T y{};
         if (!a.try_read(i, x).ok() || !b.try_read(i, y).ok() ||
@@ -184,9 +184,9 @@ struct add_shape {
   std::uint32_t block = 1;
 };
 
-/// A launch over `runs` runs of elements: a thread each, up to a resident wave; with a cache,
-/// at most two lines per concurrent warp, so a writable array's launch fits
-/// (array::ref_for_launch).
+/// A launch of `runs` threads (a thread per run of elements, or per lane of a chunk's group), up
+/// to a resident wave; with a cache, at most two lines per concurrent warp, so a writable
+/// array's launch fits (array::ref_for_launch).
 add_shape shape_for(const data_path& path, std::uint64_t runs) {
   const std::uint64_t wave = (path.gpu() ? 132 * 8 : 1024) * std::uint64_t{block_threads};
   std::uint64_t threads = std::min(runs, wave);
@@ -209,7 +209,7 @@ void add_passes(const vector_options& o, data_path& path, array<const T>& a, arr
   const bool gpu = path.gpu();
   const std::uint64_t chunk_elements =
       std::max<std::uint64_t>(1, (path.cache ? o.storage.line_bytes : 4096) / sizeof(T));
-  const std::uint64_t run = gpu ? 1 : chunk_elements;
+  const std::uint32_t lanes = gpu ? 32 : 1;
   const std::uint64_t chunks = (n + chunk_elements - 1) / chunk_elements;
   shared_buffer failed(gpu, chunks * 4);
   shared_buffer list(gpu, chunks * 8);
@@ -234,14 +234,14 @@ void add_passes(const vector_options& o, data_path& path, array<const T>& a, arr
     std::memset(failed.as<std::uint32_t>(), 0, chunks * 4);
     std::copy(todo.begin(), todo.end(), list.as<std::uint64_t>());
     const std::uint64_t count = pass == 0 ? chunks : todo.size();
-    const add_shape shape = shape_for(path, count * (chunk_elements / run));
+    const add_shape shape = shape_for(path, count * lanes);
     const add_kernel<T> k{a.ref_for_launch(shape.grid, shape.block),
                           b.ref_for_launch(shape.grid, shape.block),
                           c.ref_for_launch(shape.grid, shape.block),
                           pass == 0 ? nullptr : list.as<std::uint64_t>(),
                           count,
                           chunk_elements,
-                          run,
+                          lanes,
                           n,
                           failed.as<std::uint32_t>()};
     if (!gpu) {

@@ -44,6 +44,7 @@ struct cpu_controller::device_state {
 
 struct cpu_controller::schedule {
   std::priority_queue<pending, std::vector<pending>, std::greater<>> heap;
+  std::vector<std::pair<pending, std::uint16_t>> batch;  // complete_due's, with their statuses
 };
 
 namespace {
@@ -168,6 +169,7 @@ std::uint16_t cpu_controller::finish(const pending& p) {
   const auto op = static_cast<nvme::io_opcode>(p.command.opcode);
   if (op == nvme::io_opcode::flush) {
     add(dev.counters.flushes, 1);
+    fence();  // the writes completed before this flush are in the image before it is synced
     if (!image_) return 0;
     try {
       image_->flush();
@@ -191,13 +193,20 @@ std::uint16_t cpu_controller::finish(const pending& p) {
 }
 
 bool cpu_controller::complete_due(std::uint64_t now) {
-  bool worked = false;
   auto& heap = schedule_->heap;
-  while (!heap.empty() && heap.top().due_ns <= now) {
+  if (heap.empty() || heap.top().due_ns > now) return false;
+  // Every due command moves its data first, then one fence, then the completions: a host
+  // controller serving GPU memory queues the batch's copies and waits for them once.
+  constexpr std::size_t max_batch = 1024;
+  auto& batch = schedule_->batch;
+  batch.clear();
+  while (!heap.empty() && heap.top().due_ns <= now && batch.size() < max_batch) {
     const pending p = heap.top();
     heap.pop();
-    worked = true;
-    const std::uint16_t status = finish(p);
+    batch.emplace_back(p, finish(p));
+  }
+  fence();
+  for (const auto& [p, status] : batch) {
     queue_state& q = devices_[p.device]->queues[p.queue];
     if (!q.blocked.empty() || !q.service.post(q.ref, p.command.command_id, status)) {
       q.blocked.emplace_back(p.command.command_id, status);  // CQ full: post in order later
@@ -205,7 +214,16 @@ bool cpu_controller::complete_due(std::uint64_t now) {
       q.fetched_at[p.command.command_id].store(0, std::memory_order_relaxed);
     }
   }
-  return worked;
+  return true;
+}
+
+void cpu_controller::fence() {
+  for (const auto& d : devices_) {
+    if (d->ns.host_fence != nullptr) {
+      d->ns.host_fence();  // one copy stream per controller thread: one wait serves all
+      return;
+    }
+  }
 }
 
 bool cpu_controller::retry_full_queues() {

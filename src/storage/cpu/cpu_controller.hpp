@@ -55,6 +55,8 @@ class cpu_controller {
   bool complete_due(std::uint64_t now);
   bool retry_full_queues();
   std::uint16_t finish(const pending& p);
+  /// Waits for the data copies finish() queued (host_thread placement); nothing otherwise.
+  void fence();
 
   std::vector<std::unique_ptr<device_state>> devices_;
   backing_store* image_;

@@ -38,8 +38,11 @@ struct namespace_view {
   std::uint32_t page_bytes = 4096;
   /// A host controller serving GPU kernels (placement host_thread) copies with this, since the
   /// PRP addresses may be GPU memory that a plain memcpy cannot reach; null: memcpy. `src` null
-  /// means zeroes. Host-only.
+  /// means zeroes. Host-only. It may only queue the copy: then host_fence is set, and the
+  /// controller calls it before a completion says the data moved.
   void (*host_copy)(void* dst, const void* src, std::uint64_t bytes) = nullptr;
+  /// Waits for the copies host_copy queued (null: host_copy waits itself).
+  void (*host_fence)() = nullptr;
 
   /// The image byte of device byte `b`, and how many bytes from there stay contiguous.
   BAM_HD std::uint64_t image_byte(std::uint64_t b, std::uint64_t& contiguous) const {
@@ -154,6 +157,7 @@ BAM_HD inline std::uint16_t transfer(const nvme::submission_entry& c, const name
 #if !BAM_DEVICE_PASS
         if (ns.host_copy != nullptr) {  // the list may be in GPU memory
           ns.host_copy(&entry, reinterpret_cast<const void*>(dma), sizeof entry);
+          if (ns.host_fence != nullptr) ns.host_fence();  // the entry is needed now
           return entry;
         }
 #endif
