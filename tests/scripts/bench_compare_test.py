@@ -469,7 +469,7 @@ class CommittedResultsTest(unittest.TestCase):
         baseline = json.loads((RESULTS / "baseline.json").read_text())["figures"]
         self.assertEqual(set(baseline), {f.name for f in bc.FIGURES})
         for f in bc.FIGURES:
-            self.assertIn("H200", baseline[f.name])
+            self.assertLessEqual({"H200", "H100"}, set(baseline[f.name]))
             for kind, e in baseline[f.name].items():
                 with self.subTest(figure=f.name, gpu=kind):
                     self.assertEqual(e["direction"], f.direction)
@@ -485,6 +485,16 @@ class CommittedResultsTest(unittest.TestCase):
         for name, row in rows.items():
             with self.subTest(figure=name):
                 self.assertEqual(row["status"], "pass")
+                self.assertAlmostEqual(row["ratio"], 1.0, places=12)
+
+    def test_the_committed_h100_run_compares_equal_to_its_h100_baseline(self):
+        rc, rows, out = self.compare(H100_RUN)
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(out.splitlines()[0], "baselines for H100")
+        self.assertEqual(len(rows), len(bc.FIGURES))
+        for name, row in rows.items():
+            with self.subTest(figure=name):
+                self.assertEqual((row["gpu"], row["status"]), ("H100", "pass"))
                 self.assertAlmostEqual(row["ratio"], 1.0, places=12)
 
     def test_copies_named_as_bench_check_writes_them_compare_equal(self):
