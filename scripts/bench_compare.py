@@ -1,26 +1,30 @@
 #!/usr/bin/env python3
 """Compares the headline GPU figures of a run with the best measured so far.
 
-bench/results/baseline.json holds, for each figure, the best value measured so far with its
-direction (lower: seconds; higher: rates and ratios), date, commit and the JSON it comes from.
-FIGURES below says where each figure's value is: the JSON file a step of scripts/bench-check
-writes, the path to the value inside it, and the configuration that file must describe for
-the comparison to mean anything. scripts/bench-check calls this after its runs; it also works
-on results fetched from another machine or on the committed JSON:
+bench/results/baseline.json holds, for each figure and each kind of GPU it was measured on
+("H200", "H100"), the best value measured so far on that kind with its direction (lower:
+seconds; higher: rates and ratios), date, commit and the JSON it comes from. Absolute rates and
+even ratios to a same-run ceiling differ between GPU models, so a run is compared only with the
+entries of its own kind: the kind comes from each result's machine.gpu (see gpu_kind()). FIGURES
+below says where each figure's value is: the JSON file a step of scripts/bench-check writes, the
+path to the value inside it, and the configuration that file must describe for the comparison to
+mean anything. scripts/bench-check calls this after its runs; it also works on results fetched
+from another machine or on the committed JSON:
 
     scripts/bench_compare.py --results build/bench-check
     scripts/bench_compare.py --results DIR --update            # raise entries that improved
-    scripts/bench_compare.py --results DIR --update --archive bench/results/bench-check-h200-DATE
+    scripts/bench_compare.py --results DIR --update --archive bench/results/bench-check-h100-DATE
     scripts/bench_compare.py --results bench/results \\
         --results bench/results/graph-study-h200-2026-12-02-scale25    # the committed figures
     scripts/bench_compare.py --list                             # the figures and their sources
 
 A figure passes when now / baseline, taken in the better-is-higher sense (baseline / now for
-seconds), is at least 1 - tolerance; a figure with no usable result fails. --update raises an
-entry when the new value is better and never lowers one; the entry names its JSON under
-bench/results/ (a result from elsewhere is copied into --archive first). Exit status: 0 when
-nothing failed, 1 when a figure failed, 2 for a bad baseline file or bad arguments. Standard
-library only.
+seconds), is at least 1 - tolerance; a figure with no usable result fails, and a figure with no
+entry for the run's GPU kind is new (not a failure). --update raises the entry of the run's kind
+when the new value is better, adds one where that kind has none, never lowers one and leaves the
+other kinds' entries alone; the entry names its JSON under bench/results/ (a result from
+elsewhere is copied into --archive first). Exit status: 0 when nothing failed, 1 when a figure
+failed, 2 for a bad baseline file or bad arguments. Standard library only.
 """
 
 import argparse
@@ -127,6 +131,28 @@ class BaselineError(Exception):
     """The baseline file is unreadable or disagrees with FIGURES."""
 
 
+# ---- GPU kinds -------------------------------------------------------------------------------
+
+# Short names of the GPU models the figures have been measured on, by the model name a result's
+# machine.gpu starts with. Any other model is a kind of its own under its full name: an H100
+# PCIe or NVL (fewer SMs, other memory) must not be compared with the SXM H100's baselines.
+GPU_KINDS = {
+    "NVIDIA H100 80GB HBM3": "H100",
+    "NVIDIA H200": "H200",
+}
+
+
+def gpu_kind(doc):
+    """The kind of GPU a result was measured on, from its machine.gpu ("NVIDIA H100 80GB HBM3,
+    132 SMs, 79.2 GiB, ..." -> "H100"), or None when it names none (a CPU run)."""
+    machine = doc.get("machine") if isinstance(doc, dict) else None
+    gpu = machine.get("gpu") if isinstance(machine, dict) else None
+    if not isinstance(gpu, str):
+        return None
+    model = gpu.split(",", 1)[0].strip()
+    return GPU_KINDS.get(model, model) or None
+
+
 # ---- JSON paths ------------------------------------------------------------------------------
 
 _SEGMENT = re.compile(r"([A-Za-z_][\w-]*)?(?:\[([^\]]*)\])?")
@@ -210,7 +236,8 @@ class Measured:
     value: float
     file: Path
     doc: dict
-    runs: int  # usable files the value is the best of
+    kind: str  # the GPU kind it was measured on (gpu_kind())
+    runs: int  # usable files of that kind the value is the best of
 
 
 def figure_files(figure, result_dirs):
@@ -233,12 +260,13 @@ def better(direction, a, b):
 
 
 def measure(figure, result_dirs, step_status):
-    """The best usable value of `figure` over its files, or the reason there is none."""
+    """The best usable value of `figure` over its files for each GPU kind they were measured on
+    ({kind: Measured}, empty when none is usable), and the problems met (why none is)."""
     files = figure_files(figure, result_dirs)
     if not files:
         status = step_status.get(figure.step)
-        return None, f"no result ({status})" if status and status != "pass" else "no result"
-    best, usable, problems = None, 0, []
+        return {}, f"no result ({status})" if status and status != "pass" else "no result"
+    best, problems = {}, []
     for f in files:
         stem = f.name[:-len(".json")]
         status = step_status.get(stem)
@@ -264,12 +292,14 @@ def measure(figure, result_dirs, step_status):
                 or not math.isfinite(value) or value <= 0):
             problems.append(f"{f.name}: {figure.path} is {value!r}, not a positive number")
             continue
-        usable += 1
-        if best is None or better(figure.direction, value, best.value):
-            best = Measured(float(value), f, doc, 0)
-    if best is None:
-        return None, problems[0] if len(problems) == 1 else "; ".join(problems)
-    best.runs = usable
+        kind = gpu_kind(doc)
+        if kind is None:
+            problems.append(f"{f.name}: machine.gpu names no GPU, so no baseline applies")
+            continue
+        runs = best[kind].runs + 1 if kind in best else 1
+        if kind not in best or better(figure.direction, value, best[kind].value):
+            best[kind] = Measured(float(value), f, doc, kind, runs)
+        best[kind].runs = runs
     return best, "; ".join(problems)
 
 
@@ -291,16 +321,22 @@ def load_baseline(path, figures):
     if not isinstance(entries, dict):
         raise BaselineError(f"{path}: no \"figures\" object")
     by_name = {f.name: f for f in figures}
-    for name, entry in entries.items():
-        value = entry.get("value") if isinstance(entry, dict) else None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise BaselineError(f"{path}: {name}: value must be a positive number")
-        direction = entry.get("direction")
-        if direction not in ("lower", "higher"):
-            raise BaselineError(f"{path}: {name}: direction must be lower or higher")
-        if name in by_name and by_name[name].direction != direction:
-            raise BaselineError(f"{path}: {name}: direction {direction}, but the figure's is "
-                                f"{by_name[name].direction}")
+    for name, kinds in entries.items():
+        if not isinstance(kinds, dict) or not kinds:
+            raise BaselineError(f"{path}: {name}: must map GPU kinds (\"H200\", ...) to entries")
+        if "value" in kinds:
+            raise BaselineError(f"{path}: {name}: an entry with no GPU kind; put it under the "
+                                f"kind it was measured on (figures.{name}.H200 for an H200)")
+        for kind, entry in kinds.items():
+            value = entry.get("value") if isinstance(entry, dict) else None
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise BaselineError(f"{path}: {name}.{kind}: value must be a positive number")
+            direction = entry.get("direction")
+            if direction not in ("lower", "higher"):
+                raise BaselineError(f"{path}: {name}.{kind}: direction must be lower or higher")
+            if name in by_name and by_name[name].direction != direction:
+                raise BaselineError(f"{path}: {name}.{kind}: direction {direction}, but the "
+                                    f"figure's is {by_name[name].direction}")
     return doc
 
 
@@ -337,18 +373,20 @@ def source_date(run, measured):
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
 
 
-def default_archive():
+def default_archive(kind):
+    """bench/results/bench-check-<kind>-<UTC date>, as the committed runs are named."""
     today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
-    return REPO / "bench" / "results" / f"bench-check-{today}"
+    slug = re.sub(r"[^a-z0-9]+", "-", kind.lower()).strip("-")
+    return REPO / "bench" / "results" / f"bench-check-{slug}-{today}"
 
 
 def new_entry(figure, measured, args, run):
-    """The baseline entry for `measured`. Its JSON is recorded where it is when it is already
-    under bench/results/, else copied into the archive folder first, so that every entry names
-    a file that can be committed beside the baseline."""
+    """The baseline entry for `measured` (stored under its GPU kind). Its JSON is recorded where
+    it is when it is already under bench/results/, else copied into the archive folder first,
+    so that every entry names a file that can be committed beside the baseline."""
     json_path = measured.file.resolve()
     if RESULTS not in json_path.parents:
-        archive = Path(args.archive) if args.archive else default_archive()
+        archive = Path(args.archive) if args.archive else default_archive(measured.kind)
         if not archive.is_absolute():
             archive = REPO / archive
         archive.mkdir(parents=True, exist_ok=True)
@@ -358,8 +396,11 @@ def new_entry(figure, measured, args, run):
              "direction": figure.direction, "date": source_date(run, measured),
              "commit": source_commit(args, run, measured), "json": repo_relative(json_path),
              "value_path": figure.path}
-    if run.get("dirty"):
-        entry["note"] = "measured on a tree with uncommitted changes on top of this commit"
+    note = args.note
+    if note is None and run.get("dirty"):
+        note = "measured on a tree with uncommitted changes on top of this commit"
+    if note:
+        entry["note"] = note
     return entry
 
 
@@ -369,6 +410,7 @@ def new_entry(figure, measured, args, run):
 class Row:
     figure: Figure
     status: str  # pass, FAIL, NEW, SKIPPED
+    gpu: str = None  # the GPU kind whose baseline applies (None: no result names one)
     base: float = None
     now: float = None
     ratio: float = None
@@ -381,39 +423,55 @@ def selected(figure, only):
     return not only or bool({figure.group, figure.name, figure.step} & set(only))
 
 
+def run_kinds(rows):
+    """The GPU kinds the compared results were measured on, in the order first met."""
+    return list(dict.fromkeys(r.gpu for r in rows if r.now is not None))
+
+
 def compare(figures, baseline_doc, result_dirs, tolerance, only=(), step_status=None,
             update=False, entry_for=None):
-    """One Row per figure; with update, raises baseline_doc's entries in place (entry_for
-    builds a new entry from a figure and its Measured)."""
+    """One Row per figure and GPU kind its results were measured on (one per figure when they
+    agree, as they do when one machine ran them all); with update, raises or adds baseline_doc's
+    entries of those kinds in place (entry_for builds a new entry from a figure and its
+    Measured)."""
     step_status = step_status or {}
     entries = baseline_doc.setdefault("figures", {})
+    measured = {f.name: measure(f, result_dirs, step_status) for f in figures
+                if selected(f, only)}
+    kinds = list(dict.fromkeys(k for best, _ in measured.values() for k in best))
+    # A figure with no result (failed or skipped) shows the baseline of the run's kind, when
+    # the run has one.
+    run_kind = kinds[0] if len(kinds) == 1 else None
     rows = []
     for figure in figures:
-        entry = entries.get(figure.name)
-        base = entry["value"] if entry else None
-        row = Row(figure, "SKIPPED", base=base)
-        rows.append(row)
-        if not selected(figure, only):
-            row.why = "not selected (BENCH_CHECK_ONLY, --only)"
+        per_kind = entries.get(figure.name, {})
+        if figure.name not in measured:
+            rows.append(Row(figure, "SKIPPED", gpu=run_kind,
+                            base=per_kind.get(run_kind, {}).get("value"),
+                            why="not selected (BENCH_CHECK_ONLY, --only)"))
             continue
-        measured, why = measure(figure, result_dirs, step_status)
-        row.why = why
-        if measured is None:
-            row.status = "FAIL"
+        best, why = measured[figure.name]
+        if not best:
+            rows.append(Row(figure, "FAIL", gpu=run_kind,
+                            base=per_kind.get(run_kind, {}).get("value"), why=why))
             continue
-        row.now = measured.value
-        row.file = repo_relative(measured.file)
-        if measured.runs > 1:
-            row.why = f"best of {measured.runs}" + (f"; {why}" if why else "")
-        if entry is None:
-            row.status = "NEW"
-        else:
-            row.ratio = ratio(figure.direction, measured.value, base)
-            limit = entry.get("tolerance", tolerance)
-            row.status = "pass" if row.ratio >= 1 - limit - 1e-12 else "FAIL"
-        if update and (entry is None or better(figure.direction, measured.value, base)):
-            entries[figure.name] = entry_for(figure, measured)
-            row.change = "added" if entry is None else "raised"
+        for kind, m in best.items():
+            entry = per_kind.get(kind)
+            base = entry["value"] if entry else None
+            row = Row(figure, "NEW", gpu=kind, base=base, now=m.value,
+                      file=repo_relative(m.file), why=why)
+            rows.append(row)
+            if m.runs > 1:
+                row.why = f"best of {m.runs}" + (f"; {why}" if why else "")
+            if entry is None:
+                row.why = f"no {kind} baseline yet" + (f"; {row.why}" if row.why else "")
+            else:
+                row.ratio = ratio(figure.direction, m.value, base)
+                limit = entry.get("tolerance", tolerance)
+                row.status = "pass" if row.ratio >= 1 - limit - 1e-12 else "FAIL"
+            if update and (entry is None or better(figure.direction, m.value, base)):
+                entries.setdefault(figure.name, {})[kind] = entry_for(figure, m)
+                row.change = "added" if entry is None else "raised"
     return rows
 
 
@@ -427,17 +485,31 @@ def _number(v, unit):
     return f"{v:.4g}"
 
 
+def title(rows):
+    """The line above the table: whose baselines the run was compared with."""
+    kinds = run_kinds(rows)
+    if not kinds:
+        return "baselines for no GPU kind: no result names its GPU (machine.gpu)"
+    if len(kinds) == 1:
+        return f"baselines for {kinds[0]}"
+    return (f"baselines for {', '.join(kinds)}: the results were measured on more than one "
+            "kind of GPU; each is compared with its own kind's (column gpu)")
+
+
 def table(rows, tolerance):
-    head = ("figure", "better", "baseline", "now", "now/base", "status", "")
+    mixed = len(run_kinds(rows)) > 1
+    head = ("figure",) + (("gpu",) if mixed else ()) + (
+        "better", "baseline", "now", "now/base", "status", "")
     lines = [head]
     for r in rows:
         status = r.status + (f" ({r.change})" if r.change else "")
-        lines.append((r.figure.name, r.figure.direction, _number(r.base, r.figure.unit),
-                      _number(r.now, r.figure.unit), "-" if r.ratio is None else f"{r.ratio:.3f}",
-                      status, r.why))
+        lines.append((r.figure.name,) + ((r.gpu or "-",) if mixed else ()) + (
+            r.figure.direction, _number(r.base, r.figure.unit), _number(r.now, r.figure.unit),
+            "-" if r.ratio is None else f"{r.ratio:.3f}", status, r.why))
     widths = [max(len(line[i]) for line in lines) for i in range(len(head) - 1)]
-    text = ["  ".join(c.ljust(w) for c, w in zip(line, widths)) + "  " + line[-1]
-            for line in lines]
+    text = [title(rows)]
+    text += ["  ".join(c.ljust(w) for c, w in zip(line, widths)) + "  " + line[-1]
+             for line in lines]
     failed = sum(r.status == "FAIL" for r in rows)
     text.append(f"now/base: better is higher (baseline / now for seconds); below "
                 f"{1 - tolerance:.3g} fails. {failed} failed, "
@@ -448,7 +520,8 @@ def table(rows, tolerance):
 
 
 def write_baseline(path, doc, figures):
-    """Writes doc with its entries in FIGURES order (others after), one entry per block."""
+    """Writes doc with its figures in FIGURES order (others after), each figure's GPU kinds in
+    the order they were first added."""
     order = {f.name: i for i, f in enumerate(figures)}
     entries = doc.get("figures", {})
     doc["figures"] = dict(sorted(entries.items(), key=lambda kv: (order.get(kv[0], len(order)),
@@ -480,12 +553,17 @@ def main(argv=None, figures=None):
                    help="groups or figures to compare, space-separated (default: run.json's "
                         "BENCH_CHECK_ONLY, else all)")
     p.add_argument("--update", action="store_true",
-                   help="raise baseline entries the results beat (never lowers one)")
+                   help="raise the baseline entries of the results' GPU kind that they beat "
+                        "and add those the kind lacks (never lowers one)")
     p.add_argument("--archive", metavar="DIR",
                    help="with --update: where the JSON of a new entry is copied when it is not "
-                        "under bench/results/ already [bench/results/bench-check-<UTC date>]")
+                        "under bench/results/ already "
+                        "[bench/results/bench-check-<gpu kind>-<UTC date>]")
     p.add_argument("--commit", help="with --update: the commit to record (default: run.json's, "
                                     "else git HEAD, else the JSON's)")
+    p.add_argument("--note", help="with --update: the note to record on the entries written "
+                                  "(default: one saying so when run.json marks the tree as "
+                                  "having uncommitted changes)")
     p.add_argument("--report", metavar="FILE", help="also write the rows as JSON")
     p.add_argument("--list", action="store_true", help="print the figures and exit")
     p.add_argument("--steps", action="store_true",
@@ -536,15 +614,17 @@ def main(argv=None, figures=None):
     if args.update:
         if changed:
             write_baseline(args.baseline, baseline, figures)
-            print(f"{args.baseline}: " + ", ".join(f"{r.figure.name} {r.change}" for r in changed))
+            print(f"{args.baseline}: " + ", ".join(f"{r.figure.name} {r.change} ({r.gpu})"
+                                                   for r in changed))
         else:
             print(f"{args.baseline}: nothing better than the baseline, left as it is")
     if args.report:
         Path(args.report).write_text(json.dumps(
-            {"tolerance": args.tolerance, "rows": [
-                {"figure": r.figure.name, "direction": r.figure.direction, "unit": r.figure.unit,
-                 "baseline": r.base, "now": r.now, "ratio": r.ratio, "status": r.status,
-                 "change": r.change or None, "file": r.file or None, "why": r.why or None}
+            {"tolerance": args.tolerance, "gpus": run_kinds(rows), "rows": [
+                {"figure": r.figure.name, "gpu": r.gpu, "direction": r.figure.direction,
+                 "unit": r.figure.unit, "baseline": r.base, "now": r.now, "ratio": r.ratio,
+                 "status": r.status, "change": r.change or None, "file": r.file or None,
+                 "why": r.why or None}
                 for r in rows]}, indent=1) + "\n")
     return 1 if any(r.status == "FAIL" for r in rows) else 0
 

@@ -3,9 +3,10 @@
     python3 -m unittest tests/scripts/bench_compare_test.py        # from the repository root
     python3 -m unittest discover -s tests/scripts -p '*_test.py'
 
-The comparison is tested on made-up figures and results; the figure table on the committed
-JSON (every baseline entry must come back from the file it names); bench-check itself with a
-stand-in `bam` that checks each command line and replays the committed JSON.
+The comparison is tested on made-up figures and results, measured on an H200 unless a test says
+otherwise (baselines are kept per GPU kind); the figure table on the committed JSON (every
+baseline entry must come back from the file it names, measured on its kind of GPU); bench-check
+itself with a stand-in `bam` that checks each command line and replays the committed JSON.
 """
 
 import contextlib
@@ -28,9 +29,13 @@ import bench_compare as bc  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
 GRAPH_STUDY = RESULTS / "graph-study-h200-2026-12-02-scale25"
-# The baseline as first seeded from the committed runs replayed below (2026-11-30 and 12-02):
-# the real one only rises, so replays compare with this frozen copy.
+H100_RUN = RESULTS / "bench-check-h100-2026-12-05-algorithms"
+# The baseline as first seeded from the committed runs replayed below (H200: 2026-11-30 and
+# 12-02; H100: 2026-12-05): the real one only rises, so replays compare with this frozen copy.
 SEED_BASELINE = Path(__file__).resolve().parent / "seed_baseline.json"
+
+H200 = "NVIDIA H200, 132 SMs, 139.8 GiB, L2 60 MiB, driver 13.0, runtime 13.0"
+H100 = "NVIDIA H100 80GB HBM3, 132 SMs, 79.2 GiB, L2 50 MiB, driver 13.0, runtime 13.0"
 
 SECONDS = bc.Figure(name="app-time", group="app", step="app", path="seconds", direction="lower",
                     unit="s", what="an app's time", expect=(("backend", "host-memory"),))
@@ -48,13 +53,13 @@ def write_json(path, doc):
     return path
 
 
-def app_result(seconds, backend="host-memory"):
-    return {"machine": {"commit": "abc", "time_utc": "2027-01-02T03:04:05Z"},
+def app_result(seconds, backend="host-memory", gpu=H200):
+    return {"machine": {"commit": "abc", "time_utc": "2027-01-02T03:04:05Z", "gpu": gpu},
             "backend": backend, "seconds": seconds}
 
 
-def hits_result(fraction, wrong=0):
-    return {"machine": {"commit": "abc", "time_utc": "2027-01-03T00:00:00Z"},
+def hits_result(fraction, wrong=0, gpu=H200):
+    return {"machine": {"commit": "abc", "time_utc": "2027-01-03T00:00:00Z", "gpu": gpu},
             "points": [{"line_bytes": 512, "fraction": fraction, "wrong": wrong},
                        {"line_bytes": 4096, "fraction": 0.9, "wrong": 0}]}
 
@@ -65,7 +70,8 @@ def entry(value, direction):
 
 
 class Case(unittest.TestCase):
-    """A temp folder with a baseline (app-time 1.0 s, hit-rate 0.5) and an empty results dir."""
+    """A temp folder with an H200 baseline (app-time 1.0 s, hit-rate 0.5) and an empty results
+    dir."""
 
     def setUp(self):
         self.tmp = Path(tempfile.mkdtemp())
@@ -74,7 +80,8 @@ class Case(unittest.TestCase):
         self.results.mkdir()
         self.baseline = self.tmp / "baseline.json"
         write_json(self.baseline, {"about": "kept as it is", "figures": {
-            "app-time": entry(1.0, "lower"), "hit-rate": entry(0.5, "higher")}})
+            "app-time": {"H200": entry(1.0, "lower")},
+            "hit-rate": {"H200": entry(0.5, "higher")}}})
 
     def run_compare(self, *extra, figures=FIGURES):
         report = self.tmp / "report.json"
@@ -91,14 +98,17 @@ class Case(unittest.TestCase):
         rows = json.loads(report.read_text())["rows"] if report.exists() else []
         return rc, {r["figure"]: r for r in rows}
 
-    def results_of(self, seconds=None, fraction=None):
+    def results_of(self, seconds=None, fraction=None, gpu=H200):
         if seconds is not None:
-            write_json(self.results / "app.json", app_result(seconds))
+            write_json(self.results / "app.json", app_result(seconds, gpu=gpu))
         if fraction is not None:
-            write_json(self.results / "hits.json", hits_result(fraction))
+            write_json(self.results / "hits.json", hits_result(fraction, gpu=gpu))
 
     def stored(self):
         return json.loads(self.baseline.read_text())
+
+    def stored_entry(self, figure, kind="H200"):
+        return self.stored()["figures"][figure][kind]
 
 
 class LossTest(Case):
@@ -123,7 +133,7 @@ class LossTest(Case):
 
     def test_an_entry_may_carry_its_own_tolerance(self):
         doc = self.stored()
-        doc["figures"]["app-time"]["tolerance"] = 0.10
+        doc["figures"]["app-time"]["H200"]["tolerance"] = 0.10
         write_json(self.baseline, doc)
         self.results_of(seconds=1.08, fraction=0.5)
         rc, rows = self.run_compare()
@@ -148,7 +158,7 @@ class DirectionTest(Case):
 
     def test_a_baseline_whose_direction_disagrees_with_the_figure_is_an_error(self):
         doc = self.stored()
-        doc["figures"]["app-time"]["direction"] = "higher"
+        doc["figures"]["app-time"]["H200"]["direction"] = "higher"
         write_json(self.baseline, doc)
         self.results_of(seconds=1.0, fraction=0.5)
         rc, _ = self.run_compare()
@@ -164,14 +174,14 @@ class UpdateTest(Case):
                                     str(archive))
         self.assertEqual(rc, 0, self.output)
         self.assertEqual(rows["app-time"]["change"], "raised")
-        figures = self.stored()["figures"]
-        self.assertEqual(figures["app-time"]["value"], 0.9)
-        self.assertEqual(figures["app-time"]["commit"], "1234567890ab")
-        self.assertEqual(figures["app-time"]["date"], "2027-01-02")
-        self.assertEqual(figures["app-time"]["json"], str(archive / "app.json"))
+        app = self.stored_entry("app-time")
+        self.assertEqual(app["value"], 0.9)
+        self.assertEqual(app["commit"], "1234567890ab")
+        self.assertEqual(app["date"], "2027-01-02")
+        self.assertEqual(app["json"], str(archive / "app.json"))
         self.assertTrue((archive / "app.json").exists())
-        self.assertEqual(figures["hit-rate"]["value"], 0.55)
-        self.assertEqual(figures["hit-rate"]["direction"], "higher")
+        self.assertEqual(self.stored_entry("hit-rate")["value"], 0.55)
+        self.assertEqual(self.stored_entry("hit-rate")["direction"], "higher")
         self.assertEqual(self.stored()["about"], "kept as it is")
 
     def test_update_names_a_result_already_under_bench_results_where_it_is(self):
@@ -180,7 +190,7 @@ class UpdateTest(Case):
         with unittest.mock.patch.object(bc, "RESULTS", self.results.resolve()):
             rc, _ = self.run_compare("--update", "--archive", str(archive))
         self.assertEqual(rc, 1)  # hit-rate has no result
-        stored = self.stored()["figures"]["app-time"]
+        stored = self.stored_entry("app-time")
         self.assertEqual(stored["json"], str((self.results / "app.json").resolve()))
         self.assertFalse(archive.exists())
 
@@ -188,19 +198,17 @@ class UpdateTest(Case):
         self.results_of(seconds=1.03, fraction=0.49)
         rc, rows = self.run_compare("--update")
         self.assertEqual(rc, 0, self.output)
-        figures = self.stored()["figures"]
-        self.assertEqual(figures["app-time"]["value"], 1.0)
-        self.assertEqual(figures["hit-rate"]["value"], 0.5)
-        self.assertEqual(figures["app-time"]["commit"], "old")
+        self.assertEqual(self.stored_entry("app-time")["value"], 1.0)
+        self.assertEqual(self.stored_entry("hit-rate")["value"], 0.5)
+        self.assertEqual(self.stored_entry("app-time")["commit"], "old")
         self.assertIsNone(rows["app-time"]["change"])
 
     def test_update_raises_what_improved_and_still_fails_what_lost(self):
         self.results_of(seconds=0.5, fraction=0.3)
         rc, _ = self.run_compare("--update")
         self.assertEqual(rc, 1)
-        figures = self.stored()["figures"]
-        self.assertEqual(figures["app-time"]["value"], 0.5)
-        self.assertEqual(figures["hit-rate"]["value"], 0.5)
+        self.assertEqual(self.stored_entry("app-time")["value"], 0.5)
+        self.assertEqual(self.stored_entry("hit-rate")["value"], 0.5)
 
     def test_update_records_the_commit_bench_check_ran_on(self):
         self.results_of(seconds=0.9)
@@ -208,18 +216,136 @@ class UpdateTest(Case):
                                                "only": "app", "steps": {"app": "pass"}})
         rc, _ = self.run_compare("--update")
         self.assertEqual(rc, 0, self.output)
-        stored = self.stored()["figures"]["app-time"]
+        stored = self.stored_entry("app-time")
         self.assertEqual(stored["commit"], "feedfacecafe")
         self.assertIn("uncommitted", stored["note"])
 
+    def test_a_note_given_to_update_replaces_the_uncommitted_changes_one(self):
+        self.results_of(seconds=0.9)
+        write_json(self.results / "run.json", {"commit": "feedfacecafe", "dirty": True,
+                                               "only": "app", "steps": {"app": "pass"}})
+        rc, _ = self.run_compare("--update", "--commit", "0123456789ab", "--note",
+                                 "tree 0123456789ab; run.json names a stale checkout")
+        self.assertEqual(rc, 0, self.output)
+        stored = self.stored_entry("app-time")
+        self.assertEqual(stored["commit"], "0123456789ab")
+        self.assertEqual(stored["note"], "tree 0123456789ab; run.json names a stale checkout")
+
     def test_a_figure_with_no_baseline_is_new_and_update_adds_it(self):
-        write_json(self.baseline, {"figures": {"app-time": entry(1.0, "lower")}})
+        write_json(self.baseline, {"figures": {"app-time": {"H200": entry(1.0, "lower")}}})
         self.results_of(seconds=1.0, fraction=0.42)
         rc, rows = self.run_compare("--update")
         self.assertEqual(rc, 0, self.output)
         self.assertEqual(rows["hit-rate"]["status"], "NEW")
-        self.assertEqual(self.stored()["figures"]["hit-rate"]["value"], 0.42)
+        self.assertEqual(self.stored_entry("hit-rate")["value"], 0.42)
         self.assertEqual(list(self.stored()["figures"]), ["app-time", "hit-rate"])
+
+
+class GpuKindTest(Case):
+    def test_a_known_model_is_its_short_name_and_any_other_its_full_name(self):
+        def kind(gpu):
+            return bc.gpu_kind({"machine": {"gpu": gpu}})
+        self.assertEqual(kind(H100), "H100")
+        self.assertEqual(kind(H200), "H200")
+        self.assertEqual(kind("NVIDIA H100 PCIe, 114 SMs, 79.1 GiB"), "NVIDIA H100 PCIe")
+        self.assertEqual(kind("NVIDIA A100-SXM4-80GB, 108 SMs"), "NVIDIA A100-SXM4-80GB")
+        self.assertIsNone(kind(""))
+        self.assertIsNone(bc.gpu_kind({"machine": {"commit": "abc"}}))
+        self.assertIsNone(bc.gpu_kind({}))
+
+    def test_a_run_on_an_h100_with_only_h200_baselines_is_new_and_passes(self):
+        self.results_of(seconds=2.0, fraction=0.25, gpu=H100)  # half the H200's figures
+        rc, rows = self.run_compare()
+        self.assertEqual(rc, 0, self.output)
+        self.assertEqual({r["status"] for r in rows.values()}, {"NEW"})
+        self.assertEqual({r["gpu"] for r in rows.values()}, {"H100"})
+        self.assertIsNone(rows["app-time"]["baseline"])
+        self.assertIn("baselines for H100", self.output.splitlines()[0])
+
+    def test_a_run_on_an_h200_is_compared_with_the_h200_values(self):
+        doc = self.stored()
+        doc["figures"]["app-time"]["H100"] = entry(2.0, "lower")
+        write_json(self.baseline, doc)
+        self.results_of(seconds=1.06, fraction=0.5)  # 6% slower than the H200's, not the H100's
+        rc, rows = self.run_compare()
+        self.assertEqual(rc, 1)
+        self.assertEqual(rows["app-time"]["status"], "FAIL")
+        self.assertEqual(rows["app-time"]["baseline"], 1.0)
+        self.assertIn("baselines for H200", self.output.splitlines()[0])
+
+    def test_a_run_on_an_h100_is_compared_with_the_h100_values(self):
+        doc = self.stored()
+        doc["figures"]["app-time"]["H100"] = entry(2.0, "lower")
+        write_json(self.baseline, doc)
+        self.results_of(seconds=2.04, gpu=H100)
+        rc, rows = self.run_compare("--only", "app")
+        self.assertEqual(rc, 0, self.output)
+        self.assertEqual(rows["app-time"]["status"], "pass")
+        self.assertAlmostEqual(rows["app-time"]["ratio"], 2.0 / 2.04)
+
+    def test_update_writes_only_the_kind_of_the_run(self):
+        self.results_of(seconds=0.5, fraction=0.9, gpu=H100)  # would beat the H200's too
+        rc, rows = self.run_compare("--update")
+        self.assertEqual(rc, 0, self.output)
+        self.assertEqual(rows["app-time"]["change"], "added")
+        figures = self.stored()["figures"]
+        self.assertEqual(figures["app-time"]["H100"]["value"], 0.5)
+        self.assertEqual(figures["hit-rate"]["H100"]["value"], 0.9)
+        self.assertEqual(figures["app-time"]["H200"], entry(1.0, "lower"))
+        self.assertEqual(figures["hit-rate"]["H200"], entry(0.5, "higher"))
+        self.assertEqual(list(figures["app-time"]), ["H200", "H100"])
+
+    def test_update_raises_the_h100_entry_and_leaves_the_h200_one(self):
+        doc = self.stored()
+        doc["figures"]["app-time"]["H100"] = entry(2.0, "lower")
+        write_json(self.baseline, doc)
+        self.results_of(seconds=1.5, gpu=H100)
+        rc, rows = self.run_compare("--update", "--only", "app")
+        self.assertEqual(rc, 0, self.output)
+        self.assertEqual(rows["app-time"]["change"], "raised")
+        self.assertEqual(self.stored_entry("app-time", "H100")["value"], 1.5)
+        self.assertEqual(self.stored_entry("app-time", "H200"), entry(1.0, "lower"))
+
+    def test_results_from_two_kinds_are_each_compared_with_their_own(self):
+        doc = self.stored()
+        doc["figures"]["hit-rate"]["H100"] = entry(0.3, "higher")
+        write_json(self.baseline, doc)
+        self.results_of(seconds=1.0)
+        write_json(self.results / "hits.json", hits_result(0.3, gpu=H100))
+        rc, rows = self.run_compare()
+        self.assertEqual(rc, 0, self.output)
+        self.assertEqual((rows["app-time"]["gpu"], rows["app-time"]["baseline"]), ("H200", 1.0))
+        self.assertEqual((rows["hit-rate"]["gpu"], rows["hit-rate"]["baseline"]), ("H100", 0.3))
+        self.assertIn("more than one kind of GPU", self.output.splitlines()[0])
+
+    def test_repetitions_on_two_kinds_give_a_row_for_each(self):
+        write_json(self.results / "app.json", app_result(1.0))
+        write_json(self.results / "app.2.json", app_result(0.7, gpu=H100))
+        rc, _ = self.run_compare("--only", "app")
+        self.assertEqual(rc, 0, self.output)
+        report = json.loads((self.tmp / "report.json").read_text())
+        self.assertEqual(report["gpus"], ["H200", "H100"])
+        self.assertEqual([(r["gpu"], r["status"]) for r in report["rows"]
+                          if r["figure"] == "app-time"], [("H200", "pass"), ("H100", "NEW")])
+
+    def test_a_result_that_names_no_gpu_fails(self):
+        write_json(self.results / "app.json", app_result(1.0, gpu=""))
+        rc, rows = self.run_compare("--only", "app")
+        self.assertEqual(rc, 1)
+        self.assertEqual(rows["app-time"]["status"], "FAIL")
+        self.assertIn("machine.gpu", rows["app-time"]["why"])
+
+    def test_an_entry_with_no_gpu_kind_is_an_error(self):
+        write_json(self.baseline, {"figures": {"app-time": entry(1.0, "lower")}})
+        self.results_of(seconds=1.0, fraction=0.5)
+        rc, _ = self.run_compare()
+        self.assertEqual(rc, 2)
+        self.assertIn("app-time.H200", self.output)
+
+    def test_the_default_archive_is_named_after_the_gpu_kind(self):
+        self.assertTrue(bc.default_archive("H100").name.startswith("bench-check-h100-20"))
+        self.assertTrue(bc.default_archive("NVIDIA A100-SXM4-80GB").name
+                        .startswith("bench-check-nvidia-a100-sxm4-80gb-20"))
 
 
 class MissingTest(Case):
@@ -343,13 +469,15 @@ class CommittedResultsTest(unittest.TestCase):
         baseline = json.loads((RESULTS / "baseline.json").read_text())["figures"]
         self.assertEqual(set(baseline), {f.name for f in bc.FIGURES})
         for f in bc.FIGURES:
-            e = baseline[f.name]
-            with self.subTest(figure=f.name):
-                self.assertEqual(e["direction"], f.direction)
-                doc = json.loads((REPO / e["json"]).read_text())
-                self.assertEqual(bc.lookup(doc, e["value_path"]), e["value"])
-                for path, value in f.expect:
-                    self.assertTrue(bc._same_value(bc.lookup(doc, path), value), path)
+            self.assertLessEqual({"H200", "H100"}, set(baseline[f.name]))
+            for kind, e in baseline[f.name].items():
+                with self.subTest(figure=f.name, gpu=kind):
+                    self.assertEqual(e["direction"], f.direction)
+                    doc = json.loads((REPO / e["json"]).read_text())
+                    self.assertEqual(bc.gpu_kind(doc), kind)
+                    self.assertEqual(bc.lookup(doc, e["value_path"]), e["value"])
+                    for path, value in f.expect:
+                        self.assertTrue(bc._same_value(bc.lookup(doc, path), value), path)
 
     def test_the_committed_runs_compare_equal_to_the_baseline(self):
         rc, rows, out = self.compare(RESULTS, GRAPH_STUDY)
@@ -357,6 +485,16 @@ class CommittedResultsTest(unittest.TestCase):
         for name, row in rows.items():
             with self.subTest(figure=name):
                 self.assertEqual(row["status"], "pass")
+                self.assertAlmostEqual(row["ratio"], 1.0, places=12)
+
+    def test_the_committed_h100_run_compares_equal_to_its_h100_baseline(self):
+        rc, rows, out = self.compare(H100_RUN)
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(out.splitlines()[0], "baselines for H100")
+        self.assertEqual(len(rows), len(bc.FIGURES))
+        for name, row in rows.items():
+            with self.subTest(figure=name):
+                self.assertEqual((row["gpu"], row["status"]), ("H100", "pass"))
                 self.assertAlmostEqual(row["ratio"], 1.0, places=12)
 
     def test_copies_named_as_bench_check_writes_them_compare_equal(self):
@@ -513,10 +651,28 @@ class BenchCheckTest(unittest.TestCase):
                                          FAKE_BAM_SECONDS_FACTOR="0.5")
         self.assertEqual(rc, 0, out)
         stored = json.loads(self.baseline.read_text())["figures"]
-        self.assertAlmostEqual(stored["bfs-optane-4dev"]["value"], 0.896202 / 2)
-        self.assertEqual(stored["cc-optane-4dev"]["value"], 1.20913)
+        self.assertAlmostEqual(stored["bfs-optane-4dev"]["H200"]["value"], 0.896202 / 2)
+        self.assertEqual(stored["cc-optane-4dev"]["H200"]["value"], 1.20913)
         self.assertTrue((self.tmp / "archive" / "bam-kron25-bfs-optane-4dev.json").exists())
-        self.assertEqual(stored["bfs-optane-4dev"]["date"], "2026-12-02")  # the JSON's own date
+        # the JSON's own date
+        self.assertEqual(stored["bfs-optane-4dev"]["H200"]["date"], "2026-12-02")
+
+    def test_a_replay_of_the_h100_run_with_only_h200_baselines_is_new_not_failed(self):
+        baseline = json.loads(self.baseline.read_text())
+        baseline["figures"] = {name: {"H200": kinds["H200"]}
+                               for name, kinds in baseline["figures"].items()}
+        write_json(self.baseline, baseline)
+        conf = json.loads(self.conf.read_text())
+        conf["sources"] = {step: str(H100_RUN / f"{step}.json") for step in COMMANDS}
+        write_json(self.conf, conf)
+        rc, rows, out = self.bench_check("--update")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("baselines for H100", out)
+        self.assertEqual({r["status"] for r in rows.values()}, {"NEW"}, out)
+        stored = json.loads(self.baseline.read_text())["figures"]
+        self.assertEqual(stored["7b-512"]["H100"]["value"], 0.296193)
+        self.assertEqual({name: kinds["H200"] for name, kinds in stored.items()},
+                         {name: kinds["H200"] for name, kinds in baseline["figures"].items()})
 
     def test_repetitions_write_one_json_each(self):
         rc, rows, out = self.bench_check(BENCH_CHECK_ONLY="7b", BENCH_CHECK_REPEAT="2")
