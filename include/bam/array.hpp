@@ -37,6 +37,12 @@ struct array_options {
   /// Dense arrays on a two_level cache: the most frames the array (a tenant) may hold at once;
   /// at the quota its reservations evict its own frames. 0: no quota.
   std::uint32_t frame_quota = 0;
+  /// The array's old contents on the devices are not wanted (an output the kernels write):
+  /// a line the array has never written back is zero-filled on a miss instead of read, so a
+  /// store to it costs no read. Elements of such a line that nobody stores read as zero and are
+  /// written as zero. A line written back once is read again as usual. Writable arrays on base
+  /// pages only (not dense on a two_level cache).
+  bool fresh = false;
 };
 
 template <class T>
@@ -85,7 +91,7 @@ class array {
     const std::uint64_t first_line = offset_ / line;
     const std::uint64_t last_line = (offset_ + count_ * sizeof(T) - 1) / line;
     attachment_ = cache.attach(set, first_line, last_line - first_line + 1, writable, name_,
-                               options.dense, options.frame_quota);
+                               options.dense, options.frame_quota, options.fresh);
   }
 
   /// An array over `count` elements already in memory kernels can read: device memory (the

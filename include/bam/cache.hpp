@@ -77,10 +77,12 @@ class page_cache {
     array_slot slot;
   };
   /// Registers an array of `pages` lines starting at set line `first_line`. A `dense` array on
-  /// a two_level cache is translated through large frames (cache/mosaic/dense_cache.hpp).
+  /// a two_level cache is translated through large frames (cache/mosaic/dense_cache.hpp). A
+  /// `fresh` array (writable, base pages) zero-fills the pages it never wrote instead of
+  /// reading them (array_options::fresh).
   attachment attach(const device_set_ref& set, std::uint64_t first_line, std::uint64_t pages,
                     bool writable, const std::string& name, bool dense = false,
-                    std::uint32_t frame_quota = 0);
+                    std::uint32_t frame_quota = 0, bool fresh = false);
   void detach(std::uint32_t index) noexcept;
   /// Host-side transfers through the cache (wait for completion). Throw bam::nvme_error.
   void read_bytes(std::uint32_t index, std::uint64_t set_byte, std::uint64_t bytes, void* out);

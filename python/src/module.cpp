@@ -91,6 +91,7 @@ nb::dict stats_to_python(const cache_stats& s) {
   d["bytes_moved"] = s.bytes_moved;
   d["bytes_fetched"] = s.bytes_fetched;
   d["prefetched"] = s.prefetched;
+  d["zero_filled"] = s.zero_filled;
   d["hit_rate"] = s.hit_rate();
   d["amplification"] = s.amplification();
   return d;

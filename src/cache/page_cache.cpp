@@ -38,6 +38,7 @@ cache_stats& cache_stats::operator+=(const cache_stats& o) {
   write_backs += o.write_backs;
   write_backs_beside_loads += o.write_backs_beside_loads;
   prefetched += o.prefetched;
+  zero_filled += o.zero_filled;
   read_through += o.read_through;
   evictions += o.evictions;
   bytes_requested += o.bytes_requested;
@@ -155,6 +156,7 @@ struct page_cache::impl {
     bool has_page_table = false;  ///< one entry per page (false: a dense array's 4-byte stub)
     std::uint64_t* large_table = nullptr;
     std::uint32_t* frames_held = nullptr;
+    std::uint32_t* stored_pages = nullptr;
     stat_shard* shards = nullptr;
     error_record* errors = nullptr;
   };
@@ -179,6 +181,7 @@ struct page_cache::impl {
       free(a.page_table);
       free(a.large_table);
       free(a.frames_held);
+      free(a.stored_pages);
       free(a.shards);
       runtime::release(a.errors,
                        memory == memory_kind::host ? memory_kind::host : memory_kind::pinned);
@@ -303,7 +306,7 @@ std::uint32_t page_cache::warp_width() const { return impl_->exec->warp_width();
 page_cache::attachment page_cache::attach(const device_set_ref& set, std::uint64_t first_line,
                                           std::uint64_t pages, bool writable,
                                           const std::string& name, bool dense,
-                                          std::uint32_t frame_quota) {
+                                          std::uint32_t frame_quota, bool fresh) {
   impl& m = *impl_;
   std::uint32_t index = 0;
   while (index < max_arrays && m.arrays[index].used) ++index;
@@ -317,6 +320,10 @@ page_cache::attachment page_cache::attach(const device_set_ref& set, std::uint64
   a.used = true;
   a.name = name;
   const bool two_level = dense && m.config.translation == translation_kind::two_level;
+  if (fresh && (!writable || two_level)) {
+    throw input_error("array '" + name + "': a fresh array must be writable and on base pages " +
+                      "(not dense on a two_level cache)");
+  }
   if (two_level && m.next_tenant > cache::mosaic::entry_bits::tenant_mask) {
     throw input_error("array '" + name + "': the cache's dense-array ids (65535) are used up");
   }
@@ -329,6 +336,7 @@ page_cache::attachment page_cache::attach(const device_set_ref& set, std::uint64
     a.large_table = static_cast<std::uint64_t*>(m.alloc((pages + per - 1) / per * 8));
     a.frames_held = static_cast<std::uint32_t*>(m.alloc(hot_line_bytes));  // a hot word alone
   }
+  if (fresh) a.stored_pages = static_cast<std::uint32_t*>(m.alloc((pages + 31) / 32 * 4));
   a.shards = static_cast<stat_shard*>(m.alloc(sizeof(stat_shard) * m.config.stat_shards));
   const memory_kind record_memory =
       m.memory == memory_kind::host ? memory_kind::host : memory_kind::pinned;
@@ -346,6 +354,7 @@ page_cache::attachment page_cache::attach(const device_set_ref& set, std::uint64
   a.slot.tenant = two_level ? m.next_tenant++ : 0u;
   a.slot.frame_quota = two_level ? frame_quota : 0u;
   a.slot.frames_held = a.frames_held;
+  a.slot.stored_pages = a.stored_pages;
   m.next_tag_base += pages;
   m.publish_slot(index);
   return {index, a.slot};
@@ -364,6 +373,7 @@ void page_cache::detach(std::uint32_t index) noexcept {
   m.free(a.page_table);
   m.free(a.large_table);
   m.free(a.frames_held);
+  m.free(a.stored_pages);
   m.free(a.shards);
   runtime::release(a.errors,
                    m.memory == memory_kind::host ? memory_kind::host : memory_kind::pinned);

@@ -113,6 +113,7 @@ struct vector_options {
   std::string dtype = "u32";
   std::string json;
   unsigned retries = 3;
+  std::string fresh_output = "on";  ///< C's lines zero-filled on a miss instead of read
   storage_options storage;
 };
 
@@ -394,7 +395,11 @@ void add_in_memory(const vector_options& o, graph::staged_file& out, std::uint64
         return array<U>::over_memory(reinterpret_cast<std::remove_const_t<U>*>(mem + at), n,
                                      host_accessible, name);
       }
-      return array<U>(*path.cache, *path.devices(), {.offset_bytes = at, .count = n, .name = name});
+      return array<U>(*path.cache, *path.devices(),
+                      {.offset_bytes = at,
+                       .count = n,
+                       .name = name,
+                       .fresh = !std::is_const_v<U> && o.fresh_output == "on"});
     };
     array<const T> av = make(0, o.a, static_cast<const T*>(nullptr));
     array<const T> bv = make(padded, o.b, static_cast<const T*>(nullptr));
@@ -454,7 +459,8 @@ void add_files(const vector_options& o, graph::staged_file& out, std::uint64_t n
   {
     array<const T> av(*path.cache, *path.devices(), {.offset_bytes = 0, .count = n, .name = o.a});
     array<const T> bv(*path.cache, bset.ref(), {.offset_bytes = 0, .count = n, .name = o.b});
-    array<T> cv(*path.cache, cset.ref(), {.offset_bytes = 0, .count = n, .name = o.out});
+    array<T> cv(*path.cache, cset.ref(),
+                {.offset_bytes = 0, .count = n, .name = o.out, .fresh = o.fresh_output == "on"});
     add_passes(o, path, av, bv, cv, n, r);
     r.stats = av.stats();
     r.stats += bv.stats();
@@ -537,6 +543,8 @@ void report(const vector_options& o, std::uint64_t n, double all, const add_resu
       .field("model", o.storage.model_label())
       .field("line_bytes", o.storage.line_bytes)
       .field("write_behind", o.storage.write_behind)
+      .field("fresh_output", o.fresh_output)
+      .field("zero_filled", r.stats.zero_filled)
       .end_object();
   j.save(o.json);
 }
@@ -687,6 +695,12 @@ void add_vector_commands(CLI::App& app) {
       ->capture_default_str();
   add->add_option("--retries", o->retries,
                   "emulated-ssd and file: passes again after accesses failed, and flush attempts")
+      ->capture_default_str();
+  add->add_option("--fresh-output", o->fresh_output,
+                  "emulated-ssd and file: on, C is a fresh array (a line of C it never wrote back "
+                  "is zero-filled on a miss instead of read, since every element is stored); "
+                  "off, C's lines are read before they are written")
+      ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   o->storage.add_to(*add, {.tiled = true});
   add_json_option(*add, o->json);

@@ -55,6 +55,9 @@ struct array_slot {
   std::uint32_t frame_quota = 0;
   /// Frames the tenant holds, counting reservations in progress (a word of cache memory).
   std::uint32_t* frames_held = nullptr;
+  /// A fresh array's pages written to the devices at least once, a bit each (null: not a
+  /// fresh array). A missed page whose bit is clear is zero-filled instead of read.
+  std::uint32_t* stored_pages = nullptr;
 };
 static_assert(std::is_trivially_copyable_v<array_slot>);
 
@@ -229,6 +232,12 @@ class page_cache_ref {
   /// entry failed.
   BAM_HD void fail_load(const array_slot& a, std::uint64_t page, std::uint32_t line, io_status s,
                         const io_where& where) const;
+  /// Whether a fresh array's `page` was ever written to the devices (its bit in stored_pages).
+  BAM_HD static bool stored(const array_slot& a, std::uint64_t page);
+  /// A write of `lines` pages from `page` of a fresh array is about to be submitted.
+  BAM_HD static void mark_stored(const array_slot& a, std::uint64_t page, std::uint32_t lines);
+  /// Zeroes `line`'s data (a fresh array's page that was never written).
+  BAM_HD void zero_line(std::uint32_t line) const;
   /// A read of `page` (tag `tag`) into `line` succeeded: VALID with `pins`, then the entry.
   BAM_HD void publish_load(const array_slot& a, std::uint64_t page, std::uint64_t tag,
                            std::uint32_t line, std::uint32_t pins) const;

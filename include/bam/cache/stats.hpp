@@ -33,6 +33,8 @@ struct cache_stats {
   std::uint64_t write_backs_beside_loads = 0;
   /// loads started by a prefetch (array_ref's prefetch_ticket; part of loads)
   std::uint64_t prefetched = 0;
+  /// misses of a fresh array served by zeroing the line instead of a read (not loads)
+  std::uint64_t zero_filled = 0;
   // Two-level translation (dense arrays on a two_level cache, docs/mosaic.md):
   std::uint64_t coalesces = 0;        ///< pieces given a whole frame (promotions included)
   std::uint64_t promotions = 0;       ///< splintered pieces given a whole frame again

@@ -260,6 +260,7 @@ BAM_HD inline io_status page_cache_ref::line_io_submit(nvme::io_opcode op, const
     const std::uint64_t block = a.set.block_bytes;
     bytes = (a.set.capacity_bytes - set_byte + block - 1) / block * block;
   }
+  if (op == nvme::io_opcode::write && a.stored_pages != nullptr) mark_stored(a, page, lines);
   io_request r;
   r.op = op;
   r.set_byte = set_byte;
@@ -415,6 +416,16 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::load(const array_slot&
   // A read given up on may still write into the line: the line stays BUSY (and tagged) until
   // the late completion is drained, which then empties it (everything but the pins).
   const command_hold hold{&state_[line], ~line_bits::pin_mask};
+  if (a.stored_pages != nullptr && !stored(a, page)) {
+    // A fresh array's page it never wrote: nothing on the devices is wanted.
+    line_io_issued write;
+    const bool writing = behind.owner != nullptr && submit_write_behind(behind, write);
+    zero_line(line);
+    if (writing) finish_write_behind(behind, a, write);
+    a.stats.add(&cache_stats::zero_filled, 1);
+    publish_load(a, page, tag, line, pins);
+    return {line, {}, probe_kind::miss};
+  }
   // Both commands in flight at once, submitted in increasing queue index (device_io_submit's
   // rule for a thread that holds several; the write-behind's queue is never the read's).
   line_io_issued read, write;
@@ -445,6 +456,31 @@ BAM_HD inline void page_cache_ref::tag_for_load(std::uint32_t line, std::uint64_
         return (cur & line_bits::pin_mask) | line_bits::busy | (tag << line_bits::tag_shift);
       },
       order::relaxed);
+}
+
+BAM_HD inline bool page_cache_ref::stored(const array_slot& a, std::uint64_t page) {
+  // relaxed: the bit was set before the write-back that unmapped the page, and our CAS of the
+  // page's entry (acquire) read that release store.
+  return (atomic_ref<std::uint32_t>(a.stored_pages[page >> 5]).load(order::relaxed) >>
+          (page & 31u)) &
+         1u;
+}
+
+BAM_HD inline void page_cache_ref::mark_stored(const array_slot& a, std::uint64_t page,
+                                               std::uint32_t lines) {
+  for (std::uint64_t p = page; p < page + lines && p < a.pages; ++p) {
+    atomic_ref<std::uint32_t> word(a.stored_pages[p >> 5]);
+    const std::uint32_t bit = 1u << (p & 31u);
+    // relaxed: published by the release store that unmaps the page after its write-back
+    // (or, for a flushed line that stays mapped, never needed before its eviction).
+    if ((word.load(order::relaxed) & bit) == 0) word.fetch_or(bit, order::relaxed);
+  }
+}
+
+BAM_HD inline void page_cache_ref::zero_line(std::uint32_t line) const {
+  auto* p = reinterpret_cast<std::uint64_t*>(line_data(line));
+  const std::uint64_t words = (std::uint64_t{1} << line_shift_) / 8;
+  for (std::uint64_t i = 0; i < words; ++i) p[i] = 0;
 }
 
 BAM_HD inline void page_cache_ref::fail_load(const array_slot& a, std::uint64_t page,
@@ -500,8 +536,9 @@ BAM_HD BAM_NOINLINE inline started_load page_cache_ref::start_load(const array_s
     out.kind = started_kind::pinned;
     return out;
   }
-  // Loading, failed or blocked: end_load's acquire waits for the loader or reports.
-  if (e != page_bits::unmapped) return out;
+  // Loading, failed or blocked: end_load's acquire waits for the loader or reports. A fresh
+  // array's load reads nothing worth starting early: end_load's acquire does it.
+  if (e != page_bits::unmapped || a.stored_pages != nullptr) return out;
   // acquire: an evictor wrote the page back before it released the unmapped entry.
   if (!entry.compare_exchange(e, page_bits::loading, order::acquire)) return out;
   // The page is ours to load. A victim now or never: a thread that waited for one while it
