@@ -59,6 +59,7 @@ TEST(CacheStatsFigures, AddingSumsEveryCounter) {
                                              &cache_stats::bytes_fetched,
                                              &cache_stats::write_backs_beside_loads,
                                              &cache_stats::prefetched,
+                                             &cache_stats::zero_filled,
                                              &cache_stats::coalesces,
                                              &cache_stats::promotions,
                                              &cache_stats::splinters,
