@@ -73,13 +73,12 @@ struct thread_copies {
                                                  dsts.size(), &attr, &first, 1, stream);
       if (e == cudaSuccess) {
         done = true;
-      } else if (e == cudaErrorNotSupported || e == cudaErrorInvalidValue ||
-                 e == cudaErrorCallRequiresNewerDriver) {
+      } else {
+        // Whatever the driver refused (no batch API, a pointer kind it does not batch), the
+        // copies go one call each from now on; a real fault then surfaces from those calls.
         (void)cudaGetLastError();
         // relaxed: a hint; a thread that still tries a batch falls back the same way.
         batches.store(false, std::memory_order_relaxed);
-      } else {
-        BAM_CUDA_CHECK(e);
       }
     }
     for (std::size_t k = 0; !done && k < dsts.size(); ++k) {
