@@ -127,7 +127,7 @@ struct tile_scan {
 };
 
 struct prefetch_bench_options {
-  std::uint64_t data_bytes = 64ull << 20;
+  std::uint64_t data_bytes = 0;  ///< 0: eight times the cache, at least 64 MiB
   std::uint32_t tile_lines = 4;
   std::uint32_t threads = 0;  ///< 0: the CPU pool's workers, or 32 on a GPU
   std::uint32_t rounds = 0;
@@ -166,9 +166,6 @@ void run_prefetch_bench(const prefetch_bench_options& o) {
   }
   if (o.repetitions == 0) throw input_error("--repetitions must be positive");
   const std::uint64_t line = o.storage.line_bytes;
-  const std::uint64_t data_lines = o.data_bytes / line;
-  const std::uint64_t tiles = data_lines / o.tile_lines;
-  if (tiles == 0) throw input_error("--data-bytes must hold at least one tile");
   const bool gpu = o.storage.use_gpu();
   // Default: a GPU warp, or one logical thread per CPU worker (the pool's default count).
   std::uint32_t threads = o.threads;
@@ -177,6 +174,18 @@ void run_prefetch_bench(const prefetch_bench_options& o) {
   // Each thread pins up to two tiles; four times that leaves the victim search room.
   const std::uint64_t pinned = std::uint64_t{threads} * 2 * o.tile_lines * line;
   const std::uint64_t default_cache = std::max<std::uint64_t>(4 * pinned, 8ull << 20);
+  // The scan must miss: by default the data is eight times the cache (at least 64 MiB).
+  const std::uint64_t cache_bytes = o.storage.cache_bytes ? o.storage.cache_bytes : default_cache;
+  const std::uint64_t data_bytes =
+      o.data_bytes ? o.data_bytes : std::max<std::uint64_t>(64ull << 20, 8 * cache_bytes);
+  if (data_bytes <= cache_bytes) {
+    throw input_error("--data-bytes (" + format_bytes(static_cast<double>(data_bytes)) +
+                      ") must exceed the cache (" +
+                      format_bytes(static_cast<double>(cache_bytes)) +
+                      "): a scan of data the cache holds measures hits, not prefetch");
+  }
+  const std::uint64_t tiles = data_bytes / line / o.tile_lines;
+  if (tiles == 0) throw input_error("--data-bytes must hold at least one tile");
   auto image = backing_store::in_memory(tiles * o.tile_lines * line,
                                         gpu ? memory_kind::pinned : memory_kind::host);
   auto* words = reinterpret_cast<std::uint64_t*>(image->data());
@@ -311,10 +320,11 @@ void add_prefetch_bench(CLI::App& bench) {
       "prefetch",
       "A tiled scan through a bam::array on the emulated SSD, without and with prefetch of the "
       "next tile (prefetch_ticket), and the ratio of their times");
-  c->add_option("--data-bytes", o->data_bytes, "Data scanned (whole tiles)")
+  c->add_option("--data-bytes", o->data_bytes,
+                "Data scanned (whole tiles), more than the cache (default: eight times the "
+                "cache, at least 64 MiB)")
       ->transform(size_transformer())
-      ->check(nonzero_size())
-      ->capture_default_str();
+      ->check(nonzero_size());
   c->add_option("--tile-lines", o->tile_lines, "Cache lines per tile, 1..8")
       ->check(CLI::Range(1u, max_tile_lines))
       ->capture_default_str();
