@@ -302,6 +302,24 @@ std::uint32_t emulated_storage::reset_queue(std::uint32_t device, std::uint32_t 
   return released;
 }
 
+std::uint32_t emulated_storage::halted_queues() const {
+  const impl& m = *impl_;
+  std::uint32_t halted = 0;
+  if (m.queue_memory == memory_kind::device) {
+    // The words sit in each queue's control block in GPU memory; the staging buffer holds a
+    // queue_counters per queue, room for a word each.
+    auto* out = m.staging.as<std::uint32_t>();
+    for (std::size_t q = 0; q < m.queues.size(); ++q) {
+      copy_async(out + q, &m.queues[q].control()->halted, sizeof(std::uint32_t), m.copies.get());
+    }
+    m.rt->synchronize(m.copies.get(), m.rt->config().stop_timeout_ns, "copying queue halt words");
+    for (std::size_t q = 0; q < m.queues.size(); ++q) halted += out[q] != 0 ? 1u : 0u;
+  } else {
+    for (const queue_pair_ref& q : m.queues) halted += q.halted() ? 1u : 0u;
+  }
+  return halted;
+}
+
 std::vector<std::string> emulated_storage::stuck_queues(std::uint64_t age_ns) const {
   return impl_->stuck_queues(age_ns);
 }

@@ -93,3 +93,23 @@ TEST(IoDeadlines, ACommandThatCannotEnterTheQueueSaysSo) {
 }
 
 }  // namespace
+
+TEST(QueueHalts, TheStorageCountsHaltedQueuesAndAResetRestartsThem) {
+  storage_config c = one_narrow_queue(10, 200 * ms);
+  c.queues_per_device = 4;
+  emulated_storage ssd(c, backing_store::in_memory(1 << 20));
+  EXPECT_EQ(ssd.halted_queues(), 0u);
+  // As a submitter that could not get its slot does (queue_pair.inl): it names the slot + 1.
+  atomic_ref<std::uint32_t>(ssd.ref().queue(0, 2).control()->halted).store(3, order::relaxed);
+  EXPECT_EQ(ssd.halted_queues(), 1u);
+  (void)ssd.reset_queue(0, 2);
+  EXPECT_EQ(ssd.halted_queues(), 0u);
+  ssd.start();
+  io_request r;
+  r.bytes = 4096;
+  buffer b;
+  r.buffer = b.bytes.get();
+  io_where where;
+  EXPECT_TRUE(device_io(ssd.ref(), r, where).ok()) << "the reset queue serves commands again";
+  ssd.stop();
+}

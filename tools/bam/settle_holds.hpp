@@ -20,12 +20,15 @@ namespace bam::tools {
 /// `out` drains their late completions), bounded by three command timeouts plus a second and
 /// at most 10 s; then aborts the commands that never completed (a dropped completion never
 /// comes) by resetting the queues, which gives their buffers back, and says so on standard
-/// error. Between launches only. Returns what is still held (nothing without a cache).
+/// error. It resets them too when one is halted (a submitter that could not get its slot
+/// halts its queue, and every later command on it fails at once: a retry would fail again).
+/// Between launches only. Returns what is still held (nothing without a cache).
 template <class T>
 cache_holds settle_holds(const storage_options& o, data_path& path, array<T>& out) {
   if (!path.cache) return {};
   cache_holds held = path.cache->held_resources();
-  if (held.total() == 0) return held;
+  const std::uint32_t halted = path.storage ? path.storage->halted_queues() : 0u;
+  if (held.total() == 0 && halted == 0) return held;
   const std::uint64_t timeout_ms = o.io_timeout_ms ? o.io_timeout_ms : 30'000;
   const auto until =
       std::chrono::steady_clock::now() +
@@ -38,12 +41,12 @@ cache_holds settle_holds(const storage_options& o, data_path& path, array<T>& ou
     }
     held = path.cache->held_resources();
   }
-  if (held.total() != 0 && path.storage) {
+  if ((held.total() != 0 || halted != 0) && path.storage) {
     const std::uint32_t released = path.reset_queues();
     std::fprintf(stderr,
                  "# reset the queues to abort commands that never completed: %u hold(s) given "
-                 "back\n",
-                 released);
+                 "back, %u halted queue(s) restarted\n",
+                 released, halted);
     held = path.cache->held_resources();
   }
   return held;

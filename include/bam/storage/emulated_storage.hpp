@@ -160,6 +160,10 @@ class emulated_storage {
   /// gpu_kernel placement's, by a one-thread kernel of the GPU controller's).
   std::uint32_t reset_queue(std::uint32_t device, std::uint32_t queue);
 
+  /// Queues halted by a submitter that could not get its slot (every later command on them
+  /// fails at once until reset_queue). Between launches: on the GPU it copies a word per queue.
+  [[nodiscard]] std::uint32_t halted_queues() const;
+
   /// Names queues whose oldest fetched command is older than `age_ns` (a watchdog's view),
   /// as "device d queue q: command id c outstanding for N ms". Empty when all is well.
   [[nodiscard]] std::vector<std::string> stuck_queues(std::uint64_t age_ns) const;
