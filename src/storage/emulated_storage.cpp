@@ -131,6 +131,19 @@ struct emulated_storage::impl final : controller_service {
 
   bool on_gpu() const { return config.placement == controller_placement::gpu_kernel; }
 
+  /// Copies one field of every queue's control block in GPU memory into the staging buffer
+  /// (room for a queue_counters per queue) and waits: out[q] is queue q's.
+  template <class T>
+  const T* copy_control_field(T queue_control::*field, const char* what) const {
+    static_assert(sizeof(T) <= sizeof(queue_counters), "the staging buffer's room per queue");
+    auto* out = staging.as<T>();
+    for (std::size_t q = 0; q < queues.size(); ++q) {
+      copy_async(out + q, &(queues[q].control()->*field), sizeof(T), copies.get());
+    }
+    rt->synchronize(copies.get(), rt->config().stop_timeout_ns, what);
+    return out;
+  }
+
   // controller_service
   void start() override {
     if (gpu) {
@@ -306,13 +319,8 @@ std::uint32_t emulated_storage::halted_queues() const {
   const impl& m = *impl_;
   std::uint32_t halted = 0;
   if (m.queue_memory == memory_kind::device) {
-    // The words sit in each queue's control block in GPU memory; the staging buffer holds a
-    // queue_counters per queue, room for a word each.
-    auto* out = m.staging.as<std::uint32_t>();
-    for (std::size_t q = 0; q < m.queues.size(); ++q) {
-      copy_async(out + q, &m.queues[q].control()->halted, sizeof(std::uint32_t), m.copies.get());
-    }
-    m.rt->synchronize(m.copies.get(), m.rt->config().stop_timeout_ns, "copying queue halt words");
+    const std::uint32_t* out =
+        m.copy_control_field(&queue_control::halted, "copying queue halt words");
     for (std::size_t q = 0; q < m.queues.size(); ++q) halted += out[q] != 0 ? 1u : 0u;
   } else {
     for (const queue_pair_ref& q : m.queues) halted += q.halted() ? 1u : 0u;
@@ -329,12 +337,8 @@ storage_stats emulated_storage::stats() const {
   storage_stats s;
   s.devices = m.gpu ? m.gpu->stats() : m.cpu->stats();
   if (m.queue_memory == memory_kind::device) {
-    // The counters sit in each queue's control block in GPU memory.
-    auto* out = m.staging.as<queue_counters>();
-    for (std::size_t q = 0; q < m.queues.size(); ++q) {
-      copy_async(out + q, &m.queues[q].control()->counters, sizeof(queue_counters), m.copies.get());
-    }
-    m.rt->synchronize(m.copies.get(), m.rt->config().stop_timeout_ns, "copying queue counters");
+    const queue_counters* out =
+        m.copy_control_field(&queue_control::counters, "copying queue counters");
     s.queues.assign(out, out + m.queues.size());
   } else {
     // Drainers and tail winners store these words while submitters run: read them atomically.

@@ -61,6 +61,9 @@ cpu_controller::cpu_controller(std::vector<controller_device> devices, backing_s
     s->timing = d.timing;
     s->faults = d.faults;
     s->seed = d.seed;
+    // One copy stream per controller thread, whichever device queued the copy: one wait
+    // serves every device.
+    if (d.ns.host_fence != nullptr) host_fence_ = d.ns.host_fence;
     for (const queue_pair_ref& q : d.queues) {
       queue_state qs;
       qs.ref = q;
@@ -218,12 +221,7 @@ bool cpu_controller::complete_due(std::uint64_t now) {
 }
 
 void cpu_controller::fence() {
-  for (const auto& d : devices_) {
-    if (d->ns.host_fence != nullptr) {
-      d->ns.host_fence();  // one copy stream per controller thread: one wait serves all
-      return;
-    }
-  }
+  if (host_fence_ != nullptr) host_fence_();
 }
 
 bool cpu_controller::retry_full_queues() {

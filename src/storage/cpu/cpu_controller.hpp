@@ -60,6 +60,7 @@ class cpu_controller {
 
   std::vector<std::unique_ptr<device_state>> devices_;
   backing_store* image_;
+  void (*host_fence_)() = nullptr;  ///< the devices' namespace_view::host_fence, if any
   std::uint64_t origin_ns_;  ///< device clocks count from here
   std::atomic<bool> stop_{false};
   std::thread thread_;
