@@ -1,6 +1,7 @@
 #include <bam/cache.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <vector>
 
@@ -112,8 +113,16 @@ std::uint32_t epoch_slots_for(const cache_config& c, const detail::cache_executo
   return c.epoch_slots != 0 ? c.epoch_slots : exec.reader_slots();
 }
 
+/// PRP list entries kept per line: what a line needs, rounded up to a power of two. Each
+/// line's list then sits inside one memory page (the lists start page aligned, each at a
+/// multiple of its size), so no list ends on a page's last entry, which a controller would
+/// take for a chain pointer: with 3 entries for a 16 KiB line, some lines' lists crossed a
+/// page and every command on those lines was rejected.
 std::uint32_t prp_entries_per_line(std::uint32_t line_bytes) {
-  return static_cast<std::uint32_t>(nvme::prp_list_entries(0, line_bytes, prp_page_bytes));
+  const auto needed =
+      static_cast<std::uint32_t>(nvme::prp_list_entries(0, line_bytes, prp_page_bytes));
+  // check_config allows lines up to 64 KiB: 15 entries, far from a page's 512.
+  return needed == 0 ? 0 : std::bit_ceil(needed);
 }
 
 }  // namespace

@@ -80,6 +80,44 @@ INSTANTIATE_TEST_SUITE_P(WritableModesAndLineSizes, CacheWrites,
                                            write_case{4096, cache_mode::optimized}),
                          case_name);
 
+/// Lines of more than two memory pages carry a PRP list each. Enough lines that the lists of
+/// some would cross a memory page if they were packed end to end (at 3 entries a 16 KiB line,
+/// line 170's did, and every read and write-back on it was rejected before submission).
+class CacheLongLines : public ::testing::TestWithParam<std::uint32_t> {};
+
+TEST_P(CacheLongLines, EveryLineReadsAndWritesBack) {
+  const std::uint32_t line_bytes = GetParam();
+  const std::uint64_t lines = 192;  // > 4096 / 24: the first list that packed lists cross
+  const std::uint64_t words = 2 * lines * line_bytes / 8;  // twice the cache
+  temp_file file(words);
+  rig r(backing_store::from_file(file.path(), true), fast_storage(2),
+        {.line_bytes = line_bytes, .capacity_bytes = lines * line_bytes}, 4);
+  std::vector<std::uint64_t> expected(words);
+  {
+    array<std::uint64_t> a(r.cache(), r.set(), {.name = "long lines"});
+    const array_ref<std::uint64_t> ref = a.ref();
+    for (std::uint64_t i = 0; i < words; ++i) {
+      std::uint64_t v = 0;
+      ASSERT_TRUE(ref.try_read(i, v).ok()) << "element " << i;
+      ASSERT_EQ(v, pattern_word(i)) << "element " << i;
+    }
+    for (std::uint64_t i = 0; i < words; ++i) {
+      expected[i] = i % 5 == 0 ? written_word(i) : pattern_word(i);
+      if (i % 5 == 0) ASSERT_TRUE(ref.try_store(i, written_word(i)).ok()) << "element " << i;
+    }
+    EXPECT_GT(a.stats().write_backs, 0u) << "evictions should have written lines back";
+    a.flush();
+    EXPECT_NO_THROW(a.check());
+  }
+  EXPECT_EQ(differences(file.words(), expected), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(LinesOfMoreThanTwoPages, CacheLongLines,
+                         ::testing::Values(16384u, 32768u, 65536u),
+                         [](const ::testing::TestParamInfo<std::uint32_t>& info) {
+                           return "Line" + std::to_string(info.param);
+                         });
+
 TEST(CacheWrites, ReadersAndWritersSharingLinesSeeTheirOwnElements) {
   // Odd elements are read and must stay the file's; even ones are written by their owner,
   // who reads its own writes back. Both kinds share every line while lines are evicted,
