@@ -142,11 +142,12 @@ class array_ref {
           i, *this, [&](std::uint8_t* p) { load_element(out, p); }, false);
     }
     BAM_HD void store(std::uint64_t i, const value_type& v) requires writable {
-      if (!a_->reuses()) {
-        (void)a_->store_out_of_line(i, v);
-        return;
-      }
-      (void)a_->access_reusing(
+      (void)try_store(i, v);
+    }
+    [[nodiscard]] BAM_HD io_status try_store(std::uint64_t i,
+                                             const value_type& v) requires writable {
+      if (!a_->reuses()) return a_->store_out_of_line(i, v);
+      return a_->access_reusing(
           i, *this, [&](std::uint8_t* p) { store_element(p, v); }, true);
     }
     /// Reads element `i` if it lies in the line this cursor holds (and true), else reads nothing

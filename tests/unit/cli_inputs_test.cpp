@@ -275,6 +275,14 @@ TEST_F(cli, fault_specs_are_checked_as_the_options_are_read) {
   expect_input_error(bam("bfs --graph g.bcsr --target cpu --io-timeout-ms 0"), "--io-timeout-ms");
 }
 
+TEST_F(cli, devices_data_in_gpu_memory_needs_emulated_devices_on_a_gpu) {
+  make_graph("g.bcsr");
+  expect_input_error(bam("bfs --graph g.bcsr --target cpu --backend host-memory --media gpu"),
+                     "needs --backend emulated-ssd");
+  expect_input_error(bam("bfs --graph g.bcsr --target cpu --media gpu"), "needs a GPU");
+  expect_input_error(bam("bfs --graph g.bcsr --target cpu --media disk"), "--media");
+}
+
 TEST_F(cli, injected_faults_reach_the_user_as_errors) {
   make_graph("g.bcsr");
   const run_result errors = bam("bfs --graph g.bcsr --target cpu --faults error-rate=1");

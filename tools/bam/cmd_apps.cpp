@@ -518,6 +518,7 @@ void report(const app_options& o, const run_graph& file, const session& s, const
       .field("wait_sleep_ns", st.wait_sleep_ns)
       .field("controller_sleep_ns", st.controller_sleep_ns)
       .field("model", st.model_label())
+      .field("media", st.media)
       .field("latency_us", model.latency_us)
       .field("caps", model.caps)
       .field("model_iops", model.iops)

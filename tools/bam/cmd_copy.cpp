@@ -274,6 +274,7 @@ void copy_emulated(const copy_options& o) {
       *path.cache, set, {.offset_bytes = padded, .count = elements, .name = o.out, .dense = dense});
   const copy_outcome r = copy_passes(o, path, in, out, elements);
   // What the devices hold now, against the input.
+  path.media_to_image();
   const std::uint8_t* src = image->data();
   const std::uint8_t* dst = image->data() + padded;
   std::vector<std::uint64_t> wrong;

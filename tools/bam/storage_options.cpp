@@ -91,6 +91,13 @@ void storage_options::add_to(CLI::App& c, const storage_choices& choices) {
                "the emulated controller kernel: system, or gpu (both sides are on this GPU)")
       ->check(CLI::IsMember({"system", "gpu"}))
       ->capture_default_str();
+  c.add_option("--media", media,
+               "emulated-ssd on a GPU: where the emulated devices keep their data: host (pinned "
+               "host memory, which the controller reads over PCIe; any size) or gpu (GPU "
+               "memory, when it fits: the device model alone sets the pace, as real SSDs' DMA "
+               "into GPU memory would)")
+      ->check(CLI::IsMember({"host", "gpu"}))
+      ->capture_default_str();
   c.add_option("--controller-stop-poll-us", controller_stop_poll_us,
                "GPU: how often the controller reads its stop flag in host memory while it has "
                "work (us; frequent reads of host memory slow every barrier on the GPU)")
@@ -157,6 +164,10 @@ void storage_options::validate() const {
     throw input_error(
         "--faults needs --backend emulated-ssd (--backend file reads real files; their errors "
         "are real)");
+  }
+  if (media != "host" && backend != "emulated-ssd") {
+    throw input_error("--media " + media + " needs --backend emulated-ssd (--backend " +
+                      backend + " has no emulated devices)");
   }
   if (!on_files() && (io_engine != "auto" || buffered)) {
     throw input_error("--io-engine and --buffered need --backend file");
@@ -306,7 +317,20 @@ data_path data_path::open(const storage_options& o, std::shared_ptr<backing_stor
   }
   if (o.backend == "host-memory" || o.backend == "tiled" || o.backend == "column-copy") return p;
   if (o.on_files()) throw input_error("--backend file reads the files named: use open_files");
-  p.storage = std::make_unique<emulated_storage>(o.storage(), p.image, p.runtime.get());
+  std::shared_ptr<backing_store> devices_data = p.image;
+  if (o.media == "gpu") {
+    if (!gpu) {
+      throw input_error("--media gpu needs a GPU (" +
+                        (gpu_available() ? std::string("--target cpu was given")
+                                         : gpu_unavailable_reason()) +
+                        ")");
+    }
+    p.media = backing_store::in_memory(p.image->bytes(), memory_kind::device);
+    copy_async(p.media->data(), p.image->data(), p.image->bytes(), p.runtime->stream());
+    p.runtime->synchronize(p.runtime->stream(), 0, "copying the devices' data into GPU memory");
+    devices_data = p.media;
+  }
+  p.storage = std::make_unique<emulated_storage>(o.storage(), devices_data, p.runtime.get());
   p.make_cache(o, default_cache_bytes);
   return p;
 }
@@ -392,6 +416,12 @@ void data_path::start() {
     if (storage && !storage->running()) storage->start();
     if (files && !files->running()) files->start();
   }
+}
+
+void data_path::media_to_image() {
+  if (!media) return;
+  copy_async(image->data(), media->data(), image->bytes(), runtime->stream());
+  runtime->synchronize(runtime->stream(), 0, "copying the devices' data out of GPU memory");
 }
 
 std::uint8_t* data_path::memory_data() const {

@@ -46,6 +46,8 @@ struct storage_options {
   /// Scope of the queue edges with the GPU controller: "system", or "gpu"
   /// (gpu_controller_options::gpu_scope_edges; the controller kernel shares the GPU).
   std::string queue_edges = "system";
+  /// emulated-ssd on a GPU: where the emulated devices keep their data, host (pinned) or gpu.
+  std::string media = "host";
   /// How often the GPU controller reads the stop flag in mapped host memory while it has work
   /// (gpu_controller_options::stop_poll_ns), in microseconds.
   std::uint32_t controller_stop_poll_us =
@@ -124,6 +126,7 @@ struct data_path {
   std::unique_ptr<host_stream> stream;        ///< CPU path only
   std::unique_ptr<page_cache> cache;          ///< null for the memory backends
   device_memory device_image;                 ///< the device-memory backend's copy
+  std::shared_ptr<backing_store> media;       ///< --media gpu: the devices' data, GPU memory
 
   /// Builds the path for `options` over `image` (from load_image).
   static data_path open(const storage_options& options, std::shared_ptr<backing_store> image,
@@ -141,6 +144,9 @@ struct data_path {
   /// abandoned waiters held, and starts them again. Call only between launches. Returns the
   /// holds given back.
   std::uint32_t reset_queues();
+  /// With --media gpu, copies the devices' data back into `image` (what writes changed);
+  /// otherwise nothing: the devices' data is the image. Call after the writes' flush.
+  void media_to_image();
   /// Starts the controllers (no-op when running, or without storage).
   void start();
   [[nodiscard]] bool gpu() const { return runtime != nullptr; }
