@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <bam/array.hpp>
@@ -42,134 +43,60 @@ struct taxi_views {
   array_ref<const std::uint16_t> pickup_zone, dropoff_zone;
 };
 
-/// A cursor per column, for one stage of a query: each keeps the line it read last pinned
-/// until the stage ends, so a stage that reads two columns row by row keeps both lines while
-/// it waits for either.
-struct taxi_cursors {
-  array_ref<const std::uint32_t>::cursor pickup_s, distance_m, fare_cents, tip_cents;
-  array_ref<const std::uint8_t>::cursor passengers, payment;
-  array_ref<const std::uint16_t>::cursor pickup_zone, dropoff_zone;
-
-  BAM_HD explicit taxi_cursors(const taxi_views& c)
-      : pickup_s(c.pickup_s),
-        distance_m(c.distance_m),
-        fare_cents(c.fare_cents),
-        tip_cents(c.tip_cents),
-        passengers(c.passengers),
-        payment(c.payment),
-        pickup_zone(c.pickup_zone),
-        dropoff_zone(c.dropoff_zone) {}
-};
-
 /// Evaluates one query over rows [0, rows): per row, the predicates in order, each column read
 /// only if the ones before passed; groups counted with atomics.
-struct query_kernel {
+///
+/// The `lanes` threads of a group (a warp) take `chunk_rows` consecutive rows at a time, lanes
+/// interleaved, so a group misses once per line and the groups miss on different lines at
+/// once. Striding by the grid instead, row i to thread i, put 32 warps on each 4 KiB line: a
+/// wave of the grid had only its few hundred lines loading at a time.
+///
+/// A query is a few stages, each reading one column (or the two or three its test needs) of
+/// the rows a thread holds that passed the stages before: a group is done with a column's line
+/// before it reads the next column's. Taking them row by row instead went back to each
+/// column's line once per row, and with the default cache (an eighth of the columns) a line was
+/// often evicted in between: q4 moved 5.2 times what its columns hold on the H100. Stages alone
+/// still moved 4.2 times: a stage that reads two columns (q4's zones) lost one's line while it
+/// waited for the other's. So a stage reads through cursors of its own, which keep their lines
+/// pinned until the stage ends, and only its own: cursors of every column live at once spilled
+/// 1.5 KB a thread under the 64-register cap.
+///
+/// A thread adds the rows of one group into registers and only then into the group's totals:
+/// queries of one group (q0..q2) would otherwise put every thread's atomics on the same two
+/// words, once per passing row.
+struct query_args {
   taxi_views c;
-  std::uint32_t query;
   std::uint64_t rows;
   std::uint64_t* counts;  // per group
   std::uint64_t* sums;    // per group
   std::uint32_t* failed;  // set when a read failed (the arrays' records say which)
   std::uint32_t lanes;    // threads that share a chunk: a warp's on a GPU, 1 on the CPU
   std::uint64_t chunk_rows;
+};
 
-  template <class Cursor, class T>
-  BAM_HD static bool get(Cursor& a, std::uint64_t i, T& v, bool& ok) {
-    if (a.try_read(i, v).ok()) return true;
-    ok = false;
-    return false;
-  }
-
-  /// Stages of each query: a stage reads one column of a row (or the few its test needs) and
-  /// tests it; the last one also gives the row's group and value.
-  BAM_HD std::uint32_t stages() const {
-    constexpr std::uint32_t per_query[] = {1, 2, 2, 3, 4, 4};
-    return per_query[query];
-  }
-
-  /// Stage s of row i, which passed the stages before it: whether it passes this one too (in
-  /// the last stage, `key` and `value` are set when it does). `ok` false: a read failed.
-  BAM_HD bool stage(taxi_cursors& cur, std::uint32_t s, std::uint64_t i, std::uint64_t& key,
-                    std::uint64_t& value, bool& ok) const {
-    std::uint32_t d = 0, fare = 0, tip = 0, when = 0;
-    std::uint8_t pass = 0, pay = 0;
-    std::uint16_t zone = 0, drop = 0;
-    switch (query * 8 + s) {
-      case 0 * 8 + 0:
-        if (!get(cur.fare_cents, i, fare, ok)) return false;
-        value = fare;
-        return true;
-      case 1 * 8 + 0:
-      case 4 * 8 + 1:
-      case 5 * 8 + 2:
-        return get(cur.payment, i, pay, ok) && pay == 1;
-      case 1 * 8 + 1:
-        if (!get(cur.tip_cents, i, tip, ok)) return false;
-        value = tip;
-        return true;
-      case 2 * 8 + 0:
-      case 3 * 8 + 0:
-      case 4 * 8 + 0:
-        return get(cur.distance_m, i, d, ok) && d > 20000;
-      case 2 * 8 + 1:
-        if (!get(cur.fare_cents, i, fare, ok)) return false;
-        value = fare;
-        return true;
-      case 3 * 8 + 1:
-        return get(cur.passengers, i, pass, ok) && pass >= 3;
-      case 3 * 8 + 2:
-        if (!get(cur.pickup_zone, i, zone, ok) || !get(cur.fare_cents, i, fare, ok)) return false;
-        key = zone;
-        value = fare;
-        return true;
-      case 4 * 8 + 2:
-        if (!get(cur.pickup_zone, i, zone, ok) || !get(cur.dropoff_zone, i, drop, ok)) return false;
-        return drop != zone;
-      case 4 * 8 + 3:
-        if (!get(cur.pickup_s, i, when, ok) || !get(cur.tip_cents, i, tip, ok)) return false;
-        key = when / 3600 % 24;
-        value = tip;
-        return true;
-      case 5 * 8 + 0:
-        return get(cur.distance_m, i, d, ok) && d > 30000;
-      case 5 * 8 + 1:
-        return get(cur.passengers, i, pass, ok) && pass >= 4;
-      default:  // q5's last
-        if (!get(cur.fare_cents, i, fare, ok) || !get(cur.tip_cents, i, tip, ok)) return false;
-        if (std::uint64_t{tip} * 5 <= fare) return false;
-        if (!get(cur.pickup_zone, i, zone, ok)) return false;
-        key = zone;
-        value = tip;
-        return true;
-    }
-  }
-
+/// A kernel per query (q0..q5), so that each has the registers of its own stages only.
+template <std::uint32_t Query>
+struct query_kernel : query_args {
   /// Rows a thread holds at once, a bit each of a mask: those still passing.
   static constexpr std::uint32_t rows_per_lane = 32;
 
-  /// The `lanes` threads of a group (a warp) take `chunk_rows` consecutive rows at a time, lanes
-  /// interleaved, so a group misses once per line and the groups miss on different lines at
-  /// once. Striding by the grid instead, row i to thread i, put 32 warps on each 4 KiB line: a
-  /// wave of the grid had only its few hundred lines loading at a time.
-  ///
-  /// A group takes its rows stage by stage, each stage over all the rows it holds that still
-  /// pass: it is done with a column's line before it reads the next column. Taking them row by
-  /// row instead went back to each column's line once per row, and with the default cache (an
-  /// eighth of the columns) a line was often evicted in between: q4 moved 5.2 times what its
-  /// columns hold. Stages alone still moved 4.2 times on the H100: a stage that reads two
-  /// columns (q4's zones) lost one's line while it waited for the other's, so a stage's reads
-  /// go through cursors, which keep their lines pinned until the stage ends.
-  ///
-  /// A thread adds the rows of one group into registers and only then into the group's
-  /// totals: queries of one group (q0..q2) would otherwise put every thread's atomics on the
-  /// same two words, once per passing row.
+  using u8_cursor = array_ref<const std::uint8_t>::cursor;
+  using u16_cursor = array_ref<const std::uint16_t>::cursor;
+  using u32_cursor = array_ref<const std::uint32_t>::cursor;
+
+  /// The run of one group a thread is adding up.
+  struct group_run {
+    std::uint64_t key = 0;
+    std::uint64_t count = 0;
+    std::uint64_t sum = 0;
+  };
+
   BAM_HD void operator()(thread_index t) const {
-    std::uint64_t run_key = 0, run_count = 0, run_sum = 0;
+    group_run run;
     const std::uint64_t group = t.id / lanes;
     const std::uint64_t groups = t.count / lanes;
     const std::uint64_t lane = t.id % lanes;
     const std::uint64_t held = std::uint64_t{lanes} * rows_per_lane;
-    const std::uint32_t last = stages() - 1;
     for (std::uint64_t first = group * chunk_rows; first < rows; first += groups * chunk_rows) {
       const std::uint64_t end = first + chunk_rows < rows ? first + chunk_rows : rows;
       for (std::uint64_t base = first + lane; base < end; base += held) {
@@ -177,39 +104,134 @@ struct query_kernel {
         for (std::uint32_t b = 0; b < rows_per_lane; ++b) {
           if (base + b * lanes < end) alive |= 1u << b;
         }
-        for (std::uint32_t s = 0; s <= last; ++s) {
-          taxi_cursors cursors(c);  // every lane runs all rows_per_lane turns: pins may stay
-          for (std::uint32_t b = 0; b < rows_per_lane; ++b) {
-            if (!(alive >> b & 1u)) continue;
-            std::uint64_t key = 0, value = 0;
-            bool ok = true;
-            const bool pass = stage(cursors, s, base + b * lanes, key, value, ok);
-            // relaxed: a flag the host reads after the launch has finished.
-            if (!ok) atomic_ref<std::uint32_t>(*failed).store(1u, order::relaxed);
-            if (!pass) {
-              alive &= ~(1u << b);
-            } else if (s == last) {
-              if (key != run_key) {
-                add(run_key, run_count, run_sum);
-                run_key = key;
-                run_count = 0;
-                run_sum = 0;
-              }
-              ++run_count;
-              run_sum += value;
-            }
-          }
-        }
+        evaluate(alive, base, run);
       }
     }
-    add(run_key, run_count, run_sum);
+    add(run);
   }
 
-  BAM_HD void add(std::uint64_t key, std::uint64_t count, std::uint64_t sum) const {
-    if (count == 0) return;
+  /// The stages of the query over the rows `base + b * lanes` whose bit b is set in `alive`.
+  BAM_HD void evaluate(std::uint32_t alive, std::uint64_t base, group_run& run) const {
+    if constexpr (Query == 0) {
+      u32_cursor fare(c.fare_cents);
+      keep(alive, base, [&](std::uint64_t i) { return take(run, 0, fare, i); });
+    } else if constexpr (Query == 1) {
+      equals(alive, base, c.payment, 1);
+      u32_cursor tip(c.tip_cents);
+      keep(alive, base, [&](std::uint64_t i) { return take(run, 0, tip, i); });
+    } else if constexpr (Query == 2) {
+      above(alive, base, c.distance_m, 20000);
+      u32_cursor fare(c.fare_cents);
+      keep(alive, base, [&](std::uint64_t i) { return take(run, 0, fare, i); });
+    } else if constexpr (Query == 3) {
+      above(alive, base, c.distance_m, 20000);
+      at_least(alive, base, c.passengers, 3);
+      u16_cursor zone(c.pickup_zone);
+      u32_cursor fare(c.fare_cents);
+      keep(alive, base, [&](std::uint64_t i) {
+        std::uint16_t z = 0;
+        return read(zone, i, z) && take(run, z, fare, i);
+      });
+    } else if constexpr (Query == 4) {
+      above(alive, base, c.distance_m, 20000);
+      equals(alive, base, c.payment, 1);
+      {
+        u16_cursor zone(c.pickup_zone);
+        u16_cursor drop(c.dropoff_zone);
+        keep(alive, base, [&](std::uint64_t i) {
+          std::uint16_t z = 0, d = 0;
+          return read(zone, i, z) && read(drop, i, d) && d != z;
+        });
+      }
+      u32_cursor when(c.pickup_s);
+      u32_cursor tip(c.tip_cents);
+      keep(alive, base, [&](std::uint64_t i) {
+        std::uint32_t w = 0;
+        return read(when, i, w) && take(run, w / 3600 % 24, tip, i);
+      });
+    } else {
+      above(alive, base, c.distance_m, 30000);
+      at_least(alive, base, c.passengers, 4);
+      equals(alive, base, c.payment, 1);
+      u32_cursor fare(c.fare_cents);
+      u32_cursor tip(c.tip_cents);
+      u16_cursor zone(c.pickup_zone);
+      keep(alive, base, [&](std::uint64_t i) {
+        std::uint32_t f = 0, t = 0;
+        std::uint16_t z = 0;
+        if (!read(fare, i, f) || !read(tip, i, t) || std::uint64_t{t} * 5 <= f) return false;
+        if (!read(zone, i, z)) return false;
+        add_row(run, z, t);
+        return true;
+      });
+    }
+  }
+
+  /// Calls `test(row)` for each row still alive, every lane the same number of turns (so
+  /// cursors may keep their pins across them), and drops the rows it turns down.
+  template <class Test>
+  BAM_HD void keep(std::uint32_t& alive, std::uint64_t base, Test&& test) const {
+    for (std::uint32_t b = 0; b < rows_per_lane; ++b) {
+      if ((alive >> b & 1u) && !test(base + b * lanes)) alive &= ~(1u << b);
+    }
+  }
+
+  BAM_HD void above(std::uint32_t& alive, std::uint64_t base,
+                    const array_ref<const std::uint32_t>& column, std::uint32_t limit) const {
+    u32_cursor r(column);
+    keep(alive, base, [&](std::uint64_t i) {
+      std::uint32_t v = 0;
+      return read(r, i, v) && v > limit;
+    });
+  }
+  BAM_HD void at_least(std::uint32_t& alive, std::uint64_t base,
+                       const array_ref<const std::uint8_t>& column, std::uint8_t limit) const {
+    u8_cursor r(column);
+    keep(alive, base, [&](std::uint64_t i) {
+      std::uint8_t v = 0;
+      return read(r, i, v) && v >= limit;
+    });
+  }
+  BAM_HD void equals(std::uint32_t& alive, std::uint64_t base,
+                     const array_ref<const std::uint8_t>& column, std::uint8_t value) const {
+    u8_cursor r(column);
+    keep(alive, base, [&](std::uint64_t i) {
+      std::uint8_t v = 0;
+      return read(r, i, v) && v == value;
+    });
+  }
+
+  /// Reads row i of a column; a failed read sets the flag and turns the row down.
+  template <class Cursor, class T>
+  BAM_HD bool read(Cursor& r, std::uint64_t i, T& v) const {
+    if (r.try_read(i, v).ok()) return true;
+    // relaxed: a flag the host reads after the launch has finished.
+    atomic_ref<std::uint32_t>(*failed).store(1u, order::relaxed);
+    return false;
+  }
+
+  /// Reads row i's value from `column` and adds the row to group `key`.
+  BAM_HD bool take(group_run& run, std::uint64_t key, u32_cursor& column, std::uint64_t i) const {
+    std::uint32_t v = 0;
+    if (!read(column, i, v)) return false;
+    add_row(run, key, v);
+    return true;
+  }
+
+  BAM_HD void add_row(group_run& run, std::uint64_t key, std::uint64_t value) const {
+    if (key != run.key) {
+      add(run);
+      run = group_run{key, 0, 0};
+    }
+    ++run.count;
+    run.sum += value;
+  }
+
+  BAM_HD void add(const group_run& run) const {
+    if (run.count == 0) return;
     // relaxed: totals the host reads after the launch has finished.
-    atomic_ref<std::uint64_t>(counts[key]).fetch_add(count, order::relaxed);
-    atomic_ref<std::uint64_t>(sums[key]).fetch_add(sum, order::relaxed);
+    atomic_ref<std::uint64_t>(counts[run.key]).fetch_add(run.count, order::relaxed);
+    atomic_ref<std::uint64_t>(sums[run.key]).fetch_add(run.sum, order::relaxed);
   }
 };
 
@@ -356,12 +378,11 @@ void run_query(const query_options& o) {
     const std::uint64_t threads = (rows + chunk_rows - 1) / chunk_rows * lanes;
     const auto grid = static_cast<std::uint32_t>(
         std::clamp<std::uint64_t>((threads + block - 1) / block, 1, gpu ? 132 * 8 : 1024));
-    const query_kernel k{
+    const query_args args{
         {pickup_s.ref_for_launch(grid, block), distance_m.ref_for_launch(grid, block),
          fare_cents.ref_for_launch(grid, block), tip_cents.ref_for_launch(grid, block),
          passengers.ref_for_launch(grid, block), payment.ref_for_launch(grid, block),
          pickup_zone.ref_for_launch(grid, block), dropoff_zone.ref_for_launch(grid, block)},
-        query,
         rows,
         counts.data(),
         sums.data(),
@@ -387,30 +408,55 @@ void run_query(const query_options& o) {
       copy_seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - copy_start).count();
     };
-    const auto start = std::chrono::steady_clock::now();
-    if (!gpu) {
-      path.start();
-      if (copy_columns) {
-        copy_in([](void* d, const void* s, std::uint64_t n) { std::memcpy(d, s, n); }, [] {});
-      }
-      launch(*path.stream, grid, block, k);
-      path.stream->synchronize();
-    } else {
+    // Runs and times kernel k (a query_kernel<q>).
+    auto timed = [&](const auto& k) {
+      const auto start = std::chrono::steady_clock::now();
+      if (!gpu) {
+        path.start();
+        if (copy_columns) {
+          copy_in([](void* d, const void* s, std::uint64_t n) { std::memcpy(d, s, n); }, [] {});
+        }
+        launch(*path.stream, grid, block, k);
+        path.stream->synchronize();
+      } else {
 #if defined(BAM_HAVE_CUDA)
-      gpu_runtime& rt = *path.runtime;
-      rt.preload({kernel_function<query_kernel>()});
-      rt.warm_up([](stream_handle s) { warm_up_launch<query_kernel>(s); });
-      path.start();
-      if (copy_columns) {
-        copy_in([&](void* d, const void* s, std::uint64_t n) { copy_async(d, s, n, rt.stream()); },
-                [&] { rt.synchronize(rt.stream(), 0, "copying the query's columns"); });
-      }
-      launch(rt.stream(), grid, block, k);
-      rt.synchronize(rt.stream(), 0, "the query kernel");
-      rt.stop();
+        using kernel = std::decay_t<decltype(k)>;
+        gpu_runtime& rt = *path.runtime;
+        rt.preload({kernel_function<kernel>()});
+        rt.warm_up([](stream_handle s) { warm_up_launch<kernel>(s); });
+        path.start();
+        if (copy_columns) {
+          copy_in(
+              [&](void* d, const void* s, std::uint64_t n) { copy_async(d, s, n, rt.stream()); },
+              [&] { rt.synchronize(rt.stream(), 0, "copying the query's columns"); });
+        }
+        launch(rt.stream(), grid, block, k);
+        rt.synchronize(rt.stream(), 0, "the query kernel");
+        rt.stop();
 #endif
+      }
+      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    switch (query) {
+      case 0:
+        timed(query_kernel<0>{args});
+        break;
+      case 1:
+        timed(query_kernel<1>{args});
+        break;
+      case 2:
+        timed(query_kernel<2>{args});
+        break;
+      case 3:
+        timed(query_kernel<3>{args});
+        break;
+      case 4:
+        timed(query_kernel<4>{args});
+        break;
+      default:
+        timed(query_kernel<5>{args});
+        break;
     }
-    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // Every column's statistics, and the first error any of them recorded.
     auto account = [&](const auto& a) {
       stats += a.stats();
