@@ -55,6 +55,7 @@ struct copy_kernel {
   std::uint64_t chunk_elements;
   std::uint64_t elements;
   std::uint32_t* failed;  // a flag per chunk
+  std::uint32_t* cut;     // set when the pass should end early (cuts_pass)
 
   BAM_HD void operator()(thread_index t) const {
     const std::uint64_t total = chunk_count * chunk_elements;
@@ -62,16 +63,34 @@ struct copy_kernel {
       const std::uint64_t c = chunks ? chunks[k / chunk_elements] : k / chunk_elements;
       const std::uint64_t i = c * chunk_elements + k % chunk_elements;
       if (i >= elements) continue;
-      // relaxed: a hint. A chunk with a failed element is retried whole, so its other elements
+      // relaxed: hints. A chunk with a failed element is retried whole, so its other elements
       // need not each wait out the bound on the resource that failed it (a line held by a
-      // command that never completes).
-      if (atomic_ref<std::uint32_t>(failed[c]).load(order::relaxed) != 0) continue;
+      // command that never completes); after a cut, every chunk not done is left to the next
+      // pass.
+      atomic_ref<std::uint32_t> chunk_failed(failed[c]);
+      if (chunk_failed.load(order::relaxed) != 0) continue;
+      if (atomic_ref<std::uint32_t>(*cut).load(order::relaxed) != 0) {
+        chunk_failed.store(1u, order::relaxed);
+        continue;
+      }
       T v = 0;
-      bool ok = in.try_read(i, v).ok();
-      if (ok) ok = out.try_store(i, v).ok();
-      // relaxed: a flag the host reads after the launch has finished.
-      if (!ok) atomic_ref<std::uint32_t>(failed[c]).store(1u, order::relaxed);
+      io_status s = in.try_read(i, v);
+      if (s.ok()) s = out.try_store(i, v);
+      if (s.ok()) continue;
+      // relaxed: flags the host reads after the launch has finished.
+      chunk_failed.store(1u, order::relaxed);
+      if (cuts_pass(s)) atomic_ref<std::uint32_t>(*cut).store(1u, order::relaxed);
     }
+  }
+
+  /// Failures that the rest of the pass would meet again, each after a wait of its own: a
+  /// cache whose buffers are held by commands that may still run (each access waits out the
+  /// victim bound before it fails), a queue halted until the host resets it. The pass ends,
+  /// the host gives back what aborted commands held, and the next pass goes on.
+  BAM_HD static bool cuts_pass(io_status s) {
+    return s.source() == status_source::cache_exhausted ||
+           s.source() == status_source::queue_halted ||
+           s.source() == status_source::command_lost;
   }
 };
 
@@ -143,6 +162,7 @@ copy_outcome copy_passes(const copy_options& o, data_path& path, array<const T>&
   const bool gpu = path.gpu();
   shared_buffer failed(gpu, chunks * 4);
   shared_buffer list(gpu, chunks * 8);
+  shared_buffer cut(gpu, 4);
 #if defined(BAM_HAVE_CUDA)
   if (gpu) {
     path.runtime->preload({kernel_function<copy_kernel<T>>()});
@@ -152,8 +172,11 @@ copy_outcome copy_passes(const copy_options& o, data_path& path, array<const T>&
   path.start();
   copy_outcome r;
   bool first = true;
-  for (unsigned pass = 0; pass <= o.retries; ++pass) {
+  // A pass cut short that still copied lines does not use up a retry; each such pass leaves
+  // fewer lines, so the passes end.
+  for (unsigned pass = 0, retries = 0; retries <= o.retries; ++pass) {
     std::memset(failed.as<std::uint32_t>(), 0, chunks * 4);
+    *cut.as<std::uint32_t>() = 0;
     std::copy(r.todo.begin(), r.todo.end(), list.as<std::uint64_t>());
     const std::uint64_t count = first ? chunks : r.todo.size();
     const std::uint32_t grid = pass_grid(gpu, count * chunk_elements);
@@ -163,7 +186,8 @@ copy_outcome copy_passes(const copy_options& o, data_path& path, array<const T>&
                      count,
                      chunk_elements,
                      elements,
-                     failed.as<std::uint32_t>()};
+                     failed.as<std::uint32_t>(),
+                     cut.as<std::uint32_t>()};
     run_pass(path, grid, k);
     first = false;
     try {
@@ -176,18 +200,23 @@ copy_outcome copy_passes(const copy_options& o, data_path& path, array<const T>&
     } catch (const error& e) {
       r.errors.emplace_back(e.what());
     }
+    const std::uint64_t before = count;
     r.todo.clear();
     for (std::uint64_t c = 0; c < chunks; ++c) {
       if (failed.as<std::uint32_t>()[c] != 0) r.todo.push_back(c);
     }
     if (r.todo.empty()) break;
+    const bool was_cut = *cut.as<std::uint32_t>() != 0;
+    if (!was_cut || r.todo.size() == before) ++retries;
     // Lines held by commands that timed out cannot be retried until those are done or
     // aborted.
     (void)settle_holds(o.storage, path, out);
     in.clear_failures();
     out.clear_failures();
-    std::fprintf(stderr, "# pass %u: %zu of %" PRIu64 " lines failed; trying them again\n",
-                 pass + 1, r.todo.size(), chunks);
+    std::fprintf(stderr, "# pass %u: %zu of %" PRIu64 " lines %s; trying them again\n",
+                 pass + 1, r.todo.size(), chunks,
+                 was_cut ? "failed or left after a cut (held buffers or a halted queue)"
+                         : "failed");
   }
   for (unsigned attempt = 0; attempt <= o.retries && !r.flushed; ++attempt) {
     try {
@@ -195,6 +224,9 @@ copy_outcome copy_passes(const copy_options& o, data_path& path, array<const T>&
       r.flushed = true;
     } catch (const error& e) {
       r.errors.emplace_back(e.what());
+      // A write-back that never completed halted its queue: every later one on it would fail.
+      (void)settle_holds(o.storage, path, out);
+      out.clear_failures();
     }
   }
   const cache_holds held = settle_holds(o.storage, path, out);
