@@ -144,7 +144,7 @@ phase_result ceiling(const file_bench_options& o, const block_picker& pick, bool
                         " s after the phase ended");
           }
           results.clear();
-          engine->reap(results, 1'000'000);
+          engine->reap(results, 1'000'000, 1);
           const bool more = now_ns() < end;
           for (const auto& r : results) {
             const auto j = static_cast<std::uint32_t>(r.tag);

@@ -2,9 +2,11 @@
 // Raw allocations by kind. Host memory is page aligned; pinned and device memory come from
 // CUDA and exist only in a CUDA build (elsewhere they throw bam::error).
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
+#include <bam/runtime/resources.hpp>
 #include <bam/storage/backing_store.hpp>
 
 namespace bam::runtime {
@@ -36,6 +38,10 @@ void cuda_fill_zero(void* p, std::uint64_t bytes);
 void cuda_copy_to_device(void* dst, const void* src, std::uint64_t bytes);
 void cuda_copy_any(void* dst, const void* src, std::uint64_t bytes, bool wait);
 void cuda_copy_fence();
+/// Queues `count` copies on `stream`: one cudaMemcpyBatchAsync, or one cudaMemcpyAsync each
+/// where the runtime refuses batches (then for the rest of the process); checked, asynchronous.
+void cuda_copy_batch_async(void* const* dsts, const void* const* srcs, const std::size_t* sizes,
+                           std::size_t count, stream_handle stream);
 }  // namespace detail
 
 }  // namespace bam::runtime

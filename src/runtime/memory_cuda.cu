@@ -46,6 +46,33 @@ void cuda_copy_to_device(void* dst, const void* src, std::uint64_t bytes) {
 
 namespace {
 
+// Whether the runtime takes batches of copies; cleared at its first refusal.
+std::atomic<bool> batches_work{true};
+
+}  // namespace
+
+void cuda_copy_batch_async(void* const* dsts, const void* const* srcs, const std::size_t* sizes,
+                           std::size_t count, stream_handle stream) {
+  if (count == 0) return;
+  // relaxed: a hint; a thread that still tries a batch falls back the same way.
+  if (batches_work.load(std::memory_order_relaxed)) {
+    cudaMemcpyAttributes attr{};
+    attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+    std::size_t first = 0;
+    const cudaError_t e = cudaMemcpyBatchAsync(dsts, srcs, sizes, count, &attr, &first, 1, stream);
+    if (e == cudaSuccess) return;
+    // Whatever the driver refused (no batch API, a pointer kind it does not batch), the copies
+    // go one call each from now on; a real fault then surfaces from those calls.
+    (void)cudaGetLastError();
+    batches_work.store(false, std::memory_order_relaxed);  // relaxed: a hint, as above
+  }
+  for (std::size_t k = 0; k < count; ++k) {
+    BAM_CUDA_CHECK(cudaMemcpyAsync(dsts[k], srcs[k], sizes[k], cudaMemcpyDefault, stream));
+  }
+}
+
+namespace {
+
 // The calling thread's own non-blocking stream, made at its first copy and destroyed when the
 // thread ends, and the copies queued on it but not yet issued (copy_any_async): issued as one
 // batch at the next fence, so a controller pays one API call per batch, not one per command.
@@ -63,27 +90,7 @@ struct thread_copies {
   // refuses batches.
   void issue() {
     if (dsts.empty()) return;
-    static std::atomic<bool> batches{true};
-    bool done = false;
-    if (batches.load(std::memory_order_relaxed)) {
-      cudaMemcpyAttributes attr{};
-      attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
-      std::size_t first = 0;
-      const cudaError_t e = cudaMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(),
-                                                 dsts.size(), &attr, &first, 1, stream);
-      if (e == cudaSuccess) {
-        done = true;
-      } else {
-        // Whatever the driver refused (no batch API, a pointer kind it does not batch), the
-        // copies go one call each from now on; a real fault then surfaces from those calls.
-        (void)cudaGetLastError();
-        // relaxed: a hint; a thread that still tries a batch falls back the same way.
-        batches.store(false, std::memory_order_relaxed);
-      }
-    }
-    for (std::size_t k = 0; !done && k < dsts.size(); ++k) {
-      BAM_CUDA_CHECK(cudaMemcpyAsync(dsts[k], srcs[k], sizes[k], cudaMemcpyDefault, stream));
-    }
+    cuda_copy_batch_async(dsts.data(), srcs.data(), sizes.data(), dsts.size(), stream);
     dsts.clear();
     srcs.clear();
     sizes.clear();

@@ -58,7 +58,7 @@ struct file_storage::impl final : controller_service {
   device_memory device_queues;         // GPU: the array kernels dereference
   std::vector<std::unique_ptr<file_io::served_queue>> served;
   std::unique_ptr<file_io::device_counters[]> counters;
-  std::unique_ptr<file_io::staging_copier> copier;
+  std::vector<std::unique_ptr<file_io::staging_copier>> copiers;  // GPU: one per server
   std::vector<std::unique_ptr<file_io::file_server>> servers;
   std::string engine_name;
   device_set_ref view;
@@ -68,7 +68,7 @@ struct file_storage::impl final : controller_service {
   ~impl() override {
     if (attached) rt->detach(*this);
     servers.clear();
-    copier.reset();
+    copiers.clear();
     runtime::release(queue_block, queue_memory);
   }
 
@@ -167,7 +167,12 @@ file_storage::file_storage(const file_storage_config& config, gpu_runtime* runti
     copy_async(m.device_queues.data(), m.queues.data(), sizeof(queue_pair_ref) * count, s.get());
     m.rt->synchronize(s.get(), 0, "copying queue views");
     v.queues = m.device_queues.as<queue_pair_ref>();
-    m.copier = file_io::make_gpu_copier(*m.rt);
+    // One copier per server thread: each batches and waits for its own copies on its own
+    // stream (a shared one made every server wait for the others' copies, and raced on the
+    // word read_u64 reads PRP list entries through).
+    const std::uint64_t servers = std::min<std::uint64_t>(config.io_threads, count);
+    for (std::uint64_t t = 0; t < servers; ++t)
+      m.copiers.push_back(file_io::make_gpu_copier(*m.rt));
   }
   v.devices = devices;
   v.queues_per_device = config.queues_per_device;
@@ -200,7 +205,7 @@ file_storage::file_storage(const file_storage_config& config, gpu_runtime* runti
     for (std::uint64_t i = t; i < count; i += threads) mine.push_back(m.served[i].get());
     m.servers.push_back(std::make_unique<file_io::file_server>(
         *m.files, namespaces, std::move(mine), m.counters.get(), std::move(engines[t]),
-        m.copier.get(),
+        m.copiers.empty() ? nullptr : m.copiers[t].get(),
         file_io::server_options{.writable = config.writable,
                                 .page_bytes = v.page_bytes,
                                 .max_transfer_bytes = config.max_transfer_bytes}));

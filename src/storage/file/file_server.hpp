@@ -69,6 +69,7 @@ class file_server {
   struct slot;
 
   void run();
+  [[nodiscard]] bool submit_now() const;
   bool fetch_from(served_queue& q, std::uint32_t queue_index);
   void begin(std::uint32_t queue_index, const nvme::submission_entry& c);
   void issue(slot& s);

@@ -38,9 +38,14 @@ class io_engine {
   virtual void submit(const io_request& r) = 0;
   /// Starts what submit() queued (io_uring batches them into one system call).
   virtual void kick() = 0;
-  /// Appends finished operations to `out`; waits up to `wait_ns` for the first when none has
-  /// finished (0: does not wait). Returns how many it appended.
-  virtual std::uint32_t reap(std::vector<io_result>& out, std::uint64_t wait_ns) = 0;
+  /// Operations submit() queued that no kick() has started yet.
+  [[nodiscard]] virtual std::uint32_t queued() const { return 0; }
+  /// Appends finished operations to `out`. When none has finished and `wait_ns` > 0, first
+  /// starts what submit() queued (io_uring: in the same system call as the wait), then waits up
+  /// to `wait_ns` for `want` (at least 1) to finish, returning fewer when the time runs out.
+  /// Returns how many it appended.
+  virtual std::uint32_t reap(std::vector<io_result>& out, std::uint64_t wait_ns,
+                             std::uint32_t want) = 0;
   /// "io_uring" or "psync".
   [[nodiscard]] virtual const char* name() const = 0;
   /// CPU seconds of threads the engine runs besides its caller's (psync's workers).

@@ -2,6 +2,7 @@
 // do (no io_uring needed); its depth is its thread count.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -74,11 +75,15 @@ class psync_engine final : public io_engine {
   }
   void kick() override {}
 
-  std::uint32_t reap(std::vector<io_result>& out, std::uint64_t wait_ns) override {
+  std::uint32_t reap(std::vector<io_result>& out, std::uint64_t wait_ns,
+                     std::uint32_t want) override {
     std::unique_lock lock(mutex_);
     if (done_.empty() && wait_ns != 0) {
+      // The workers notify once `wanted_` are done: a batch, not every operation, wakes us.
+      wanted_ = std::max<std::size_t>(want, 1);
       finished_.wait_for(lock, std::chrono::nanoseconds(wait_ns),
-                         [this] { return !done_.empty(); });
+                         [this] { return done_.size() >= wanted_; });
+      wanted_ = 1;
     }
     const auto got = static_cast<std::uint32_t>(done_.size());
     out.insert(out.end(), done_.begin(), done_.end());
@@ -101,7 +106,7 @@ class psync_engine final : public io_engine {
       cpu_ns_[t].store(runtime::thread_cpu_ns() - began, std::memory_order_relaxed);
       lock.lock();
       done_.push_back(result);
-      finished_.notify_one();
+      if (done_.size() >= wanted_) finished_.notify_one();
     }
   }
 
@@ -111,6 +116,7 @@ class psync_engine final : public io_engine {
   std::condition_variable finished_;
   std::deque<io_request> todo_;
   std::vector<io_result> done_;
+  std::size_t wanted_ = 1;  // finished operations a waiting reap() wants before it wakes
   std::unique_ptr<std::atomic<std::uint64_t>[]> cpu_ns_;  // per worker
   std::vector<std::thread> workers_;
   bool stop_ = false;

@@ -63,15 +63,22 @@ class uring_engine final : public io_engine {
     }
   }
 
-  std::uint32_t reap(std::vector<io_result>& out, std::uint64_t wait_ns) override {
+  std::uint32_t queued() const override { return queued_; }
+
+  std::uint32_t reap(std::vector<io_result>& out, std::uint64_t wait_ns,
+                     std::uint32_t want) override {
     std::uint32_t got = take(out);
     if (got != 0 || wait_ns == 0) return got;
     __kernel_timespec ts{static_cast<long long>(wait_ns / 1'000'000'000),
                          static_cast<long long>(wait_ns % 1'000'000'000)};
     io_uring_cqe* cqe = nullptr;
-    const int r = io_uring_wait_cqe_timeout(&ring_, &cqe, &ts);
-    if (r == 0) got = take(out);
-    return got;
+    // One io_uring_enter submits what is queued and sleeps until `want` have completed or the
+    // time is up. Its result is not needed: a timeout or an error leaves the CQ as it is, and
+    // what it did not submit stays in the SQ for kick(), which retries or throws as before.
+    (void)io_uring_submit_and_wait_timeout(&ring_, &cqe, want > 0 ? want : 1, &ts, nullptr);
+    queued_ = io_uring_sq_ready(&ring_);
+    kick();
+    return take(out);
   }
 
  private:
