@@ -82,16 +82,6 @@ struct copy_kernel {
       if (cuts_pass(s)) atomic_ref<std::uint32_t>(*cut).store(1u, order::relaxed);
     }
   }
-
-  /// Failures that the rest of the pass would meet again, each after a wait of its own: a
-  /// cache whose buffers are held by commands that may still run (each access waits out the
-  /// victim bound before it fails), a queue halted until the host resets it. The pass ends,
-  /// the host gives back what aborted commands held, and the next pass goes on.
-  BAM_HD static bool cuts_pass(io_status s) {
-    return s.source() == status_source::cache_exhausted ||
-           s.source() == status_source::queue_halted ||
-           s.source() == status_source::command_lost;
-  }
 };
 
 /// "blocks 8-15, 40-47" for the 512-byte logical blocks of the byte ranges given as sorted
@@ -213,10 +203,10 @@ copy_outcome copy_passes(const copy_options& o, data_path& path, array<const T>&
     (void)settle_holds(o.storage, path, out);
     in.clear_failures();
     out.clear_failures();
-    std::fprintf(stderr, "# pass %u: %zu of %" PRIu64 " lines %s; trying them again\n",
-                 pass + 1, r.todo.size(), chunks,
-                 was_cut ? "failed or left after a cut (held buffers or a halted queue)"
-                         : "failed");
+    std::fprintf(
+        stderr, "# pass %u: %zu of %" PRIu64 " lines %s; trying them again\n", pass + 1,
+        r.todo.size(), chunks,
+        was_cut ? "failed or left after a cut (held buffers or a halted queue)" : "failed");
   }
   for (unsigned attempt = 0; attempt <= o.retries && !r.flushed; ++attempt) {
     try {

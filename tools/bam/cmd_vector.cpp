@@ -67,6 +67,7 @@ struct add_kernel {
   std::uint32_t lanes;
   std::uint64_t count;
   std::uint32_t* failed;  // a flag per chunk
+  std::uint32_t* cut;     // set when the pass should end early (cuts_pass)
 
   BAM_HD void operator()(thread_index t) const {
     const std::uint64_t groups = t.count / lanes;
@@ -80,12 +81,21 @@ struct add_kernel {
       const std::uint64_t chunk = chunks ? chunks[k] : k;
       const std::uint64_t first = chunk * chunk_elements;
       const std::uint64_t end = first + chunk_elements < count ? first + chunk_elements : count;
+      // relaxed: a hint; after a cut every chunk not done is left to the next pass.
+      if (atomic_ref<std::uint32_t>(*cut).load(order::relaxed) != 0) {
+        flag_failure(failed + chunk);
+        continue;
+      }
       for (std::uint64_t i = first + t.id % lanes; i < end; i += lanes) {
         T x{};
         T y{};
-        if (!ra.try_read(i, x).ok() || !rb.try_read(i, y).ok() ||
-            !wc.try_store(i, static_cast<T>(x + y)).ok()) {
+        io_status s = ra.try_read(i, x);
+        if (s.ok()) s = rb.try_read(i, y);
+        if (s.ok()) s = wc.try_store(i, static_cast<T>(x + y));
+        if (!s.ok()) {
           flag_failure(failed + chunk);
+          // relaxed: a flag the host reads after the launch has finished.
+          if (cuts_pass(s)) atomic_ref<std::uint32_t>(*cut).store(1u, order::relaxed);
           break;
         }
       }
@@ -224,6 +234,7 @@ void add_passes(const vector_options& o, data_path& path, array<const T>& a, arr
   const std::uint64_t chunks = (n + chunk_elements - 1) / chunk_elements;
   shared_buffer failed(gpu, chunks * 4);
   shared_buffer list(gpu, chunks * 8);
+  shared_buffer cut(gpu, 4);
 #if defined(BAM_HAVE_CUDA)
   if (gpu) {
     path.runtime->preload({kernel_function<add_kernel<T>>()});
@@ -241,8 +252,10 @@ void add_passes(const vector_options& o, data_path& path, array<const T>& a, arr
   };
   std::vector<std::uint64_t> todo;
   const auto start = std::chrono::steady_clock::now();
-  for (unsigned pass = 0; pass <= o.retries; ++pass) {
+  // A pass cut short that still added lines does not use up a retry (as bam copy's).
+  for (unsigned pass = 0, retries = 0; retries <= o.retries; ++pass) {
     std::memset(failed.as<std::uint32_t>(), 0, chunks * 4);
+    *cut.as<std::uint32_t>() = 0;
     std::copy(todo.begin(), todo.end(), list.as<std::uint64_t>());
     const std::uint64_t count = pass == 0 ? chunks : todo.size();
     const add_shape shape = shape_for(path, count * lanes);
@@ -254,7 +267,8 @@ void add_passes(const vector_options& o, data_path& path, array<const T>& a, arr
                           chunk_elements,
                           lanes,
                           n,
-                          failed.as<std::uint32_t>()};
+                          failed.as<std::uint32_t>(),
+                          cut.as<std::uint32_t>()};
     if (!gpu) {
       launch(*path.stream, shape.grid, shape.block, k);
       path.stream->synchronize();
@@ -272,14 +286,16 @@ void add_passes(const vector_options& o, data_path& path, array<const T>& a, arr
       if (failed.as<std::uint32_t>()[ch] != 0) todo.push_back(ch);
     }
     if (todo.empty() || !path.cache) break;
+    const bool was_cut = *cut.as<std::uint32_t>() != 0;
+    if (!was_cut || todo.size() == count) ++retries;
     // Lines held by commands that timed out cannot be used again until those are done or
     // aborted.
     (void)settle_holds(o.storage, path, c);
     a.clear_failures();
     b.clear_failures();
     c.clear_failures();
-    std::fprintf(stderr, "# pass %u: %zu of %" PRIu64 " lines failed (%s); adding them again\n",
-                 pass + 1, todo.size(), chunks,
+    std::fprintf(stderr, "# pass %u: %zu of %" PRIu64 " lines %s (%s); adding them again\n",
+                 pass + 1, todo.size(), chunks, was_cut ? "failed or left after a cut" : "failed",
                  errors.empty() ? "no error recorded" : errors.back().c_str());
   }
   bool flushed = !path.cache;
@@ -289,6 +305,8 @@ void add_passes(const vector_options& o, data_path& path, array<const T>& a, arr
       flushed = true;
     } catch (const error& e) {
       errors.emplace_back(e.what());
+      (void)settle_holds(o.storage, path, c);  // a halted queue would fail the next one too
+      c.clear_failures();
     }
   }
   r.seconds = since(start);

@@ -16,6 +16,16 @@
 
 namespace bam::tools {
 
+/// Failures that the rest of a pass would meet again, each access after a wait of its own: a
+/// cache whose buffers are held by commands that may still run (each access waits out the
+/// victim bound before it fails), a queue halted until the host resets it, a lost slot. A
+/// kernel that meets one ends its pass early (leaving what is not done to the next pass), and
+/// the host settles the holds (settle_holds) before the next.
+BAM_HD inline bool cuts_pass(io_status s) {
+  return s.source() == status_source::cache_exhausted ||
+         s.source() == status_source::queue_halted || s.source() == status_source::command_lost;
+}
+
 /// Waits for what the cache holds for commands that may still run to come back (a flush of
 /// `out` drains their late completions), bounded by three command timeouts plus a second and
 /// at most 10 s; then aborts the commands that never completed (a dropped completion never
