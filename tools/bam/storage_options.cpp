@@ -166,8 +166,8 @@ void storage_options::validate() const {
         "are real)");
   }
   if (media != "host" && backend != "emulated-ssd") {
-    throw input_error("--media " + media + " needs --backend emulated-ssd (--backend " +
-                      backend + " has no emulated devices)");
+    throw input_error("--media " + media + " needs --backend emulated-ssd (--backend " + backend +
+                      " has no emulated devices)");
   }
   if (!on_files() && (io_engine != "auto" || buffered)) {
     throw input_error("--io-engine and --buffered need --backend file");
@@ -320,10 +320,10 @@ data_path data_path::open(const storage_options& o, std::shared_ptr<backing_stor
   std::shared_ptr<backing_store> devices_data = p.image;
   if (o.media == "gpu") {
     if (!gpu) {
-      throw input_error("--media gpu needs a GPU (" +
-                        (gpu_available() ? std::string("--target cpu was given")
-                                         : gpu_unavailable_reason()) +
-                        ")");
+      throw input_error(
+          "--media gpu needs a GPU (" +
+          (gpu_available() ? std::string("--target cpu was given") : gpu_unavailable_reason()) +
+          ")");
     }
     p.media = backing_store::in_memory(p.image->bytes(), memory_kind::device);
     copy_async(p.media->data(), p.image->data(), p.image->bytes(), p.runtime->stream());

@@ -60,7 +60,7 @@ struct storage_options {
   bool caps = false;  ///< turns the model's caps on
   std::string mode_name = "optimized";
   std::string write_behind = "on";  ///< cache_config::write_behind: on | off
-  unsigned workers = 0;  ///< CPU threads (0: four per hardware thread)
+  unsigned workers = 0;             ///< CPU threads (0: four per hardware thread)
   /// Translation of the cache's arrays; not a common option (`bam copy --translation` sets it:
   /// a two_level cache serves that command's arrays as dense arrays).
   translation_kind translation = translation_kind::base;
