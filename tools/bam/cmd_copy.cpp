@@ -190,14 +190,13 @@ copy_outcome copy_passes(const copy_options& o, data_path& path, array<const T>&
     } catch (const error& e) {
       r.errors.emplace_back(e.what());
     }
-    const std::uint64_t before = count;
     r.todo.clear();
     for (std::uint64_t c = 0; c < chunks; ++c) {
       if (failed.as<std::uint32_t>()[c] != 0) r.todo.push_back(c);
     }
     if (r.todo.empty()) break;
     const bool was_cut = *cut.as<std::uint32_t>() != 0;
-    if (!was_cut || r.todo.size() == before) ++retries;
+    if (!was_cut || r.todo.size() == count) ++retries;
     // Lines held by commands that timed out cannot be retried until those are done or
     // aborted.
     (void)settle_holds(o.storage, path, out);
@@ -208,17 +207,7 @@ copy_outcome copy_passes(const copy_options& o, data_path& path, array<const T>&
         r.todo.size(), chunks,
         was_cut ? "failed or left after a cut (held buffers or a halted queue)" : "failed");
   }
-  for (unsigned attempt = 0; attempt <= o.retries && !r.flushed; ++attempt) {
-    try {
-      out.flush();
-      r.flushed = true;
-    } catch (const error& e) {
-      r.errors.emplace_back(e.what());
-      // A write-back that never completed halted its queue: every later one on it would fail.
-      (void)settle_holds(o.storage, path, out);
-      out.clear_failures();
-    }
-  }
+  r.flushed = flush_retrying(o.storage, o.retries, path, out, r.errors);
   const cache_holds held = settle_holds(o.storage, path, out);
   std::fprintf(stderr,
                "# held after: %" PRIu64 " lines, %" PRIu64 " frame slots, %" PRIu64
@@ -296,7 +285,7 @@ void copy_emulated(const copy_options& o) {
       *path.cache, set, {.offset_bytes = padded, .count = elements, .name = o.out, .dense = dense});
   const copy_outcome r = copy_passes(o, path, in, out, elements);
   // What the devices hold now, against the input.
-  path.media_to_image();
+  path.copy_back(padded, n);
   const std::uint8_t* src = image->data();
   const std::uint8_t* dst = image->data() + padded;
   std::vector<std::uint64_t> wrong;

@@ -298,17 +298,8 @@ void add_passes(const vector_options& o, data_path& path, array<const T>& a, arr
                  pass + 1, todo.size(), chunks, was_cut ? "failed or left after a cut" : "failed",
                  errors.empty() ? "no error recorded" : errors.back().c_str());
   }
-  bool flushed = !path.cache;
-  for (unsigned attempt = 0; attempt <= o.retries && !flushed && todo.empty(); ++attempt) {
-    try {
-      c.flush();
-      flushed = true;
-    } catch (const error& e) {
-      errors.emplace_back(e.what());
-      (void)settle_holds(o.storage, path, c);  // a halted queue would fail the next one too
-      c.clear_failures();
-    }
-  }
+  const bool flushed =
+      !path.cache || (todo.empty() && flush_retrying(o.storage, o.retries, path, c, errors));
   r.seconds = since(start);
   const std::uint64_t held = settle_holds(o.storage, path, c).total();
   if (path.runtime) path.runtime->stop();
@@ -440,13 +431,7 @@ void add_in_memory(const vector_options& o, graph::staged_file& out, std::uint64
     if (path.cache)
       r.cache_bytes = std::uint64_t{path.cache->lines()} * path.cache->config().line_bytes;
   }
-  path.media_to_image();  // --media gpu: C back from the devices' GPU memory
-#if defined(BAM_HAVE_CUDA)
-  if (path.device_image.data() != nullptr) {  // C back from GPU memory
-    copy_async(c, path.device_image.as<std::uint8_t>() + 2 * padded, bytes, path.runtime->stream());
-    path.runtime->synchronize(path.runtime->stream(), 0, "copying C out of GPU memory");
-  }
-#endif
+  path.copy_back(2 * padded, bytes);  // C, from GPU memory (device-memory, --media gpu)
   const std::uint64_t wrong = first_wrong(a, b, c, n);
   if (wrong != n) fail_wrong(o, wrong);
   commit_output(out, c, bytes);

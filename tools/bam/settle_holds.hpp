@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include <bam/array.hpp>
 #include <bam/cache/stats.hpp>
@@ -63,6 +65,25 @@ cache_holds settle_holds(const storage_options& o, data_path& path, array<T>& ou
     held = path.cache->held_resources();
   }
   return held;
+}
+
+/// Flushes `out`, up to `retries` more times after a failure, settling the holds in between (a
+/// write-back that never completed halted its queue: every later one on it would fail too).
+/// Each failure's message goes to `errors`. Returns whether a flush succeeded.
+template <class T>
+bool flush_retrying(const storage_options& o, unsigned retries, data_path& path, array<T>& out,
+                    std::vector<std::string>& errors) {
+  for (unsigned attempt = 0; attempt <= retries; ++attempt) {
+    try {
+      out.flush();
+      return true;
+    } catch (const error& e) {
+      errors.emplace_back(e.what());
+      (void)settle_holds(o, path, out);
+      out.clear_failures();
+    }
+  }
+  return false;
 }
 
 }  // namespace bam::tools

@@ -418,10 +418,13 @@ void data_path::start() {
   }
 }
 
-void data_path::media_to_image() {
-  if (!media) return;
-  copy_async(image->data(), media->data(), image->bytes(), runtime->stream());
-  runtime->synchronize(runtime->stream(), 0, "copying the devices' data out of GPU memory");
+void data_path::copy_back(std::uint64_t at, std::uint64_t bytes) {
+  const std::uint8_t* from = device_image.data() ? device_image.as<std::uint8_t>()
+                             : media             ? media->data()
+                                                 : nullptr;
+  if (from == nullptr || bytes == 0) return;
+  copy_async(image->data() + at, from + at, bytes, runtime->stream());
+  runtime->synchronize(runtime->stream(), 0, "copying written data out of GPU memory");
 }
 
 std::uint8_t* data_path::memory_data() const {

@@ -144,9 +144,10 @@ struct data_path {
   /// abandoned waiters held, and starts them again. Call only between launches. Returns the
   /// holds given back.
   std::uint32_t reset_queues();
-  /// With --media gpu, copies the devices' data back into `image` (what writes changed);
-  /// otherwise nothing: the devices' data is the image. Call after the writes' flush.
-  void media_to_image();
+  /// Copies bytes [at, at + bytes) of the image back from the GPU memory that kernels or the
+  /// emulated devices wrote instead of it (the device-memory backend's copy, --media gpu);
+  /// nothing where they wrote the image itself. Call after the writes' flush.
+  void copy_back(std::uint64_t at, std::uint64_t bytes);
   /// Starts the controllers (no-op when running, or without storage).
   void start();
   [[nodiscard]] bool gpu() const { return runtime != nullptr; }
