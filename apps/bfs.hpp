@@ -129,6 +129,9 @@ struct bfs_options {
   /// bottom-up).
   double alpha = 15;
   double beta = 18;
+  /// Top-down steps split a list longer than this many entries into pieces of it, a warp each
+  /// over the whole grid (bfs_pieces); 0: never split.
+  std::uint64_t piece_entries = bfs_pieces::default_entries;
 };
 
 struct bfs_result {
@@ -184,6 +187,13 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
   // Early claims' list: the vertices of the frontier after next, found during a bottom-up step.
   auto early = exec.template allocate<std::uint64_t>(early_claims ? n : 0);
   auto counters = exec.template allocate<std::uint64_t>(bfs_counter::count);
+  // Long lists of top-down steps, split for the whole grid (bfs_pieces).
+  const std::uint64_t piece_entries = options.piece_entries;
+  auto piece_table = exec.template allocate<bfs_piece>(
+      piece_entries ? bfs_pieces::capacity_for(edges.size(), piece_entries) : 0);
+  auto piece_count = exec.template allocate<std::uint64_t>(1);
+  const bfs_pieces pieces{piece_entries ? piece_table.data() : nullptr, piece_count.data(),
+                          piece_table.size(), piece_entries};
   fill(exec, depths, unreached);
   const std::int32_t zero_depth = 0;
   exec.upload(depths, options.source, std::span<const std::int32_t>(&zero_depth, 1));
@@ -278,6 +288,19 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
         bottom_up = false;
       }
     }
+    // A top-down launch over `slice`, then the pieces of the long lists it split (none can be
+    // long when the frontier's lists hold fewer entries than a piece).
+    auto top_down = [&](const edge_slice& slice, auto&& view_for, launch_shape shape,
+                        const auto& kernel) {
+      const bool split = piece_entries != 0 && frontier_edges > piece_entries;
+      if (split) fill(exec, piece_count, std::uint64_t{0});
+      exec.launch(shape, kernel);
+      if (!split) return;
+      const launch_shape spread =
+          within(exec.shape_for(bfs_pieces::capacity_for(frontier_edges, piece_entries)),
+                 edges.max_launch_threads());
+      exec.launch(spread, bfs_pieces_kernel<view>{view_for(spread), slice, pieces, claim, n});
+    };
     if (bottom_up) {
       edges.sweep(exec, n, [&](const edge_slice& slice, auto&& view_for) {
         const launch_shape shape =
@@ -291,8 +314,9 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
       edges.sweep(exec, n, [&](const edge_slice& slice, auto&& view_for) {
         const launch_shape shape =
             within(exec.shape_for(slice.vertices()), edges.max_launch_threads());
-        exec.launch(shape, bfs_scan_kernel<view>{view_for(shape), offsets_d.data(), slice, claim, n,
-                                                 options.vertex_batches});
+        top_down(slice, view_for, shape,
+                 bfs_scan_kernel<view>{view_for(shape), offsets_d.data(), slice, claim, pieces, n,
+                                       options.vertex_batches});
       });
       ++r.scanned_levels;
       level.direction = bfs_direction::scanned;
@@ -301,8 +325,9 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
       const std::uint64_t listed = size;
       edges.sweep(exec, n, [&](const edge_slice& slice, auto&& view_for) {
         const launch_shape shape = within(exec.shape_for(listed), edges.max_launch_threads());
-        exec.launch(shape, bfs_expand_kernel<view>{view_for(shape), offsets_d.data(), slice,
-                                                   frontier.data(), listed, claim, n});
+        top_down(slice, view_for, shape,
+                 bfs_expand_kernel<view>{view_for(shape), offsets_d.data(), slice,
+                                         frontier.data(), listed, claim, pieces, n});
       });
       level.edges_read = frontier_edges;
     }

@@ -53,35 +53,61 @@ struct bfs_units {
 
   [[nodiscard]] BAM_HD bool on() const { return unreached_starts != nullptr; }
 
+  /// What one reached vertex adds to the counters, packed so that a warp sums its lanes' in one
+  /// word: units emptied (bits 0-7), list ends newly marked (bits 8-15), inner units (the
+  /// rest). A warp's sums stay in their fields (at most 32 and 64).
+  [[nodiscard]] BAM_HD static std::uint64_t pack(std::uint64_t emptied, std::uint64_t ends,
+                                                 std::uint64_t inner) {
+    return emptied | ends << 8 | inner << 16;
+  }
+
   /// A vertex whose list is [begin, end) was reached and joins the next frontier, or (`early`)
-  /// the one after it.
-  BAM_HD void reached(std::uint64_t begin, std::uint64_t end, std::uint64_t* counters,
-                      bool early = false) const {
-    if (!on() || begin >= end) return;
-    const unsigned inner = early ? bfs_counter::early_inner_units : bfs_counter::next_inner_units;
-    const unsigned ends = early ? bfs_counter::early_end_units : bfs_counter::next_end_units;
+  /// the one after it: updates the per-unit tables and returns what it adds to the counters
+  /// (pack), which the caller adds for its whole warp (bfs_claim::append_among).
+  [[nodiscard]] BAM_HD std::uint64_t reached(std::uint64_t begin, std::uint64_t end,
+                                             bool early = false) const {
+    if (!on() || begin >= end) return 0;
     std::uint32_t* bitmap = early ? early_ends : next_ends;
     const std::uint64_t first = units.of(begin);
     const std::uint64_t last = units.of(end - 1);
-    // relaxed (all of these): counts the host reads after the launch has finished.
-    if (atomic_ref<std::uint32_t>(unreached_starts[first]).fetch_sub(1, order::relaxed) == 1) {
-      atomic_ref<std::uint64_t>(counters[bfs_counter::emptied_units]).fetch_add(1, order::relaxed);
+    // relaxed: a count the host and later launches read after this launch has finished.
+    const bool emptied =
+        atomic_ref<std::uint32_t>(unreached_starts[first]).fetch_sub(1, order::relaxed) == 1;
+    std::uint64_t ends = mark_end(bitmap, first);
+    if (last != first) ends += mark_end(bitmap, last);
+    return pack(emptied ? 1 : 0, ends, last > first + 1 ? last - first - 1 : 0);
+  }
+
+  /// Adds a warp's packed sum (reached) to the counters of the next (or the early) list.
+  BAM_HD static void add(std::uint64_t packed, std::uint64_t* counters, bool early) {
+    const std::uint64_t emptied = packed & 0xff;
+    const std::uint64_t ends = packed >> 8 & 0xff;
+    const std::uint64_t inner = packed >> 16;
+    // relaxed (all three): sums the host reads after the launch has finished.
+    if (emptied != 0) {
+      atomic_ref<std::uint64_t>(counters[bfs_counter::emptied_units])
+          .fetch_add(emptied, order::relaxed);
     }
-    if (last > first + 1) {
-      atomic_ref<std::uint64_t>(counters[inner]).fetch_add(last - first - 1, order::relaxed);
+    if (ends != 0) {
+      atomic_ref<std::uint64_t>(
+          counters[early ? bfs_counter::early_end_units : bfs_counter::next_end_units])
+          .fetch_add(ends, order::relaxed);
     }
-    mark_end(bitmap, first, counters + ends);
-    if (last != first) mark_end(bitmap, last, counters + ends);
+    if (inner != 0) {
+      atomic_ref<std::uint64_t>(
+          counters[early ? bfs_counter::early_inner_units : bfs_counter::next_inner_units])
+          .fetch_add(inner, order::relaxed);
+    }
   }
 
  private:
-  BAM_HD static void mark_end(std::uint32_t* bitmap, std::uint64_t unit, std::uint64_t* count) {
+  /// Marks `unit` in `bitmap`; 1 if this call set its bit.
+  BAM_HD static std::uint64_t mark_end(std::uint32_t* bitmap, std::uint64_t unit) {
     const std::uint32_t bit = 1u << (unit % 32);
     atomic_ref<std::uint32_t> word(bitmap[unit / 32]);
     // relaxed: a filter that saves most read-modify-writes on a unit already marked.
-    if ((word.load(order::relaxed) & bit) != 0) return;
-    if ((word.fetch_or(bit, order::relaxed) & bit) != 0) return;
-    atomic_ref<std::uint64_t>(*count).fetch_add(1, order::relaxed);
+    if ((word.load(order::relaxed) & bit) != 0) return 0;
+    return (word.fetch_or(bit, order::relaxed) & bit) != 0 ? 0 : 1;
   }
 };
 
@@ -111,6 +137,11 @@ struct bfs_unit_starts_kernel {
 /// vertex therefore enters one frontier, and each adjacency list is read once in the whole
 /// traversal.
 ///
+/// Appends are made a warp at a time (append_among): one atomic per counter for all the
+/// vertices a warp's step claimed. Made a vertex at a time, every claim of the launch hit the
+/// same few counter words, and those atomics, serialized where the words live, bounded the
+/// large levels: kron25's second level claims 14.6 M vertices.
+///
 /// Every order here is relaxed: the depths and the next frontier are read by the host or the
 /// next launch only after this launch has finished (stream order publishes them); within the
 /// launch only the atomicity of each claim matters.
@@ -123,44 +154,122 @@ struct bfs_claim {
   bfs_units units;                 ///< what the line rule counts (off: null tables)
   std::uint64_t* early = nullptr;  ///< room for n: early claims (null: none are made)
 
-  BAM_HD void operator()(std::uint64_t v) const {
+  /// Whether this thread gives unreached v `depth` (the first to try does).
+  [[nodiscard]] BAM_HD bool take(std::uint64_t v) const {
     atomic_ref<std::int32_t> d(depths[v]);
     // relaxed: a filter that saves most compare-exchanges; the exchange decides.
-    if (d.load(order::relaxed) != unreached) return;
+    if (d.load(order::relaxed) != unreached) return false;
     std::int32_t expected = unreached;
     // relaxed: only atomicity matters (one winner); the launch boundary publishes the depth.
-    if (!d.compare_exchange(expected, depth, order::relaxed)) return;
-    append(v);
+    return d.compare_exchange(expected, depth, order::relaxed);
   }
 
-  /// Puts v, which this thread gave `depth`, on the next frontier and counts its edges (the
-  /// direction heuristic weighs the next level by them).
-  BAM_HD void append(std::uint64_t v) const {
-    // relaxed: a slot index; the entry is read after the launch has finished.
-    const std::uint64_t slot =
-        atomic_ref<std::uint64_t>(counters[bfs_counter::next_size]).fetch_add(1, order::relaxed);
-    next[slot] = v;
-    // relaxed: a sum the host reads after the launch has finished.
-    atomic_ref<std::uint64_t>(counters[bfs_counter::next_edges])
-        .fetch_add(offsets[v + 1] - offsets[v], order::relaxed);
-    units.reached(offsets[v], offsets[v + 1], counters);
+  /// One step of a top-down walk, called by every lane of the warp: a lane that holds
+  /// neighbour v (`mine`) tries to claim it, and the warp appends what its lanes claimed.
+  BAM_HD void step(const warp_position& w, std::uint64_t v, bool mine) const {
+    append_among(w, mine && take(v), v, false);
   }
 
-  /// Puts v, which this thread gave `depth + 1`, on the early list: the frontier after next.
-  BAM_HD void append_early(std::uint64_t v) const {
-    // relaxed (all three): a slot index and sums read after the launch has finished.
-    const std::uint64_t slot =
-        atomic_ref<std::uint64_t>(counters[bfs_counter::early_size]).fetch_add(1, order::relaxed);
-    early[slot] = v;
-    atomic_ref<std::uint64_t>(counters[bfs_counter::early_edges])
-        .fetch_add(offsets[v + 1] - offsets[v], order::relaxed);
-    units.reached(offsets[v], offsets[v + 1], counters, true);
+  /// Called by every lane of the warp: the lanes whose `mine` is set put their vertex v (given
+  /// `depth`, or `depth + 1` when `to_early`) on the next frontier (the early list), and the
+  /// warp adds their count, their edges (the direction heuristic weighs the next level by
+  /// them) and the line rule's counts with one atomic each.
+  BAM_HD void append_among(const warp_position& w, bool mine, std::uint64_t v,
+                           bool to_early) const {
+    const std::uint32_t lanes = lanes_of(w);
+    const std::uint32_t winners = warp::ballot(lanes, mine);
+    if (winners == 0) return;
+    std::uint64_t edges = 0;
+    std::uint64_t counts = 0;
+    if (mine) {
+      edges = offsets[v + 1] - offsets[v];
+      counts = units.reached(offsets[v], offsets[v + 1], to_early);
+    }
+    // Sums over the warp, in every lane (a butterfly: every lane of the warp is here).
+    for (unsigned k = 1; k < w.width; k <<= 1) {
+      edges += warp::shfl(lanes, edges, w.lane ^ k);
+      if (units.on()) counts += warp::shfl(lanes, counts, w.lane ^ k);
+    }
+    const unsigned leader = warp::lowest_lane(winners);
+    std::uint64_t first = 0;
+    if (w.lane == leader) {
+      // relaxed (all): a slot index and sums; the entries are read after the launch.
+      first = atomic_ref<std::uint64_t>(
+                  counters[to_early ? bfs_counter::early_size : bfs_counter::next_size])
+                  .fetch_add(warp::popcount(winners), order::relaxed);
+      atomic_ref<std::uint64_t>(
+          counters[to_early ? bfs_counter::early_edges : bfs_counter::next_edges])
+          .fetch_add(edges, order::relaxed);
+      bfs_units::add(counts, counters, to_early);
+    }
+    first = warp::shfl(lanes, first, leader);
+    if (mine) {
+      const std::uint32_t below = winners & ((std::uint32_t{1} << w.lane) - 1u);
+      (to_early ? early : next)[first + warp::popcount(below)] = v;
+    }
+  }
+};
+
+/// A part of one adjacency list, entries [first, last), expanded by a warp of its own.
+struct bfs_piece {
+  std::uint64_t first;
+  std::uint64_t last;
+};
+
+/// Long lists of a top-down step, split into pieces for the whole grid (bfs_pieces_kernel).
+/// A step gives each frontier vertex to one warp, so one list of a million entries (kron25's
+/// first level, from its highest-degree vertex) kept one warp busy for the whole level while
+/// the rest of the GPU idled: 70 ms of a 103 ms BFS in GPU memory on an H100.
+///
+/// A list longer than `entries` is cut at multiples of `entries` (segment-aligned for the
+/// walk when `entries` is a multiple of a segment's entries), so it makes at most
+/// len / entries + 2 pieces, fewer than 3 len / entries; a launch splits each list at most
+/// once, so a table of 3 m / entries + 1 pieces (capacity_for) holds a whole launch over m
+/// entries.
+struct bfs_pieces {
+  static constexpr std::uint64_t default_entries = 8192;
+
+  bfs_piece* table = nullptr;      ///< capacity pieces (null: lists are not split)
+  std::uint64_t* count = nullptr;  ///< pieces in the table (zeroed before each launch)
+  std::uint64_t capacity = 0;
+  std::uint64_t entries = default_entries;  ///< a list longer than this is split
+
+  [[nodiscard]] BAM_HD static std::uint64_t capacity_for(std::uint64_t edges,
+                                                          std::uint64_t entries) {
+    return 3 * (edges / entries) + 1;
+  }
+
+  /// Called by every lane of a warp with the same list [begin, end) (clipped to `slice`): puts
+  /// its pieces in the table and returns true if it is long; false (nothing done) if the warp
+  /// should walk it itself.
+  BAM_HD bool split(const warp_position& w, const edge_slice& slice, std::uint64_t begin,
+                    std::uint64_t end) const {
+    if (begin < slice.first) begin = slice.first;
+    if (end > slice.last) end = slice.last;
+    if (table == nullptr || begin >= end || end - begin <= entries) return false;
+    const std::uint64_t first_block = begin / entries;
+    const std::uint64_t k = (end - 1) / entries - first_block + 1;
+    std::uint64_t at = 0;
+    if (w.lane == 0) {
+      // relaxed: a slot index; the pieces are read by the next launch.
+      at = atomic_ref<std::uint64_t>(*count).fetch_add(k, order::relaxed);
+    }
+    at = warp::shfl(lanes_of(w), at, 0);
+    const bool fits = at + k <= capacity;  // always (see above); if not, the warp walks it
+    for (std::uint64_t j = w.lane; j < k && at + j < capacity; j += w.width) {
+      const std::uint64_t from = (first_block + j) * entries;
+      // Slots taken but not used hold empty pieces, never a stale piece of an earlier launch.
+      table[at + j] = fits ? bfs_piece{from < begin ? begin : from,
+                                       from + entries < end ? from + entries : end}
+                           : bfs_piece{0, 0};
+    }
+    return fits;
   }
 };
 
 /// Expands the frontier list of level `depth - 1`: a warp per frontier vertex, in the order
-/// the list was built (discovery order), reading the part of each list in `slice`. For small
-/// frontiers.
+/// the list was built (discovery order), reading the part of each list in `slice`; a long list
+/// is split into `pieces` for bfs_pieces_kernel instead. For small frontiers.
 template <class View>
 struct bfs_expand_kernel {
   View ids;
@@ -169,15 +278,41 @@ struct bfs_expand_kernel {
   const std::uint64_t* frontier;
   std::uint64_t frontier_size;
   bfs_claim claim;
+  bfs_pieces pieces;
   std::uint64_t n;
 
   BAM_HD void operator()(thread_index t) const {
     const warp_position w = warp_of(t);
     for (std::uint64_t i = w.warp; i < frontier_size; i += w.warps) {
       const std::uint64_t u = frontier[i];
-      if (!slice.holds_vertex(u)) continue;
-      for_each_neighbour(ids, w, slice, offsets[u], offsets[u + 1], n,
-                         &claim.counters[bfs_counter::bad_ids], claim);
+      if (!slice.holds_vertex(u) || pieces.split(w, slice, offsets[u], offsets[u + 1])) continue;
+      for_each_neighbour_step(
+          ids, w, slice, offsets[u], offsets[u + 1], n, &claim.counters[bfs_counter::bad_ids],
+          [&](std::uint64_t v, bool mine) { claim.step(w, v, mine); });
+    }
+  }
+};
+
+/// Expands the pieces of long lists that the launch before put in `pieces` (a top-down step's
+/// expand or scan kernel): a warp per piece, over the whole grid.
+template <class View>
+struct bfs_pieces_kernel {
+  View ids;
+  edge_slice slice;
+  bfs_pieces pieces;
+  bfs_claim claim;
+  std::uint64_t n;
+
+  BAM_HD void operator()(thread_index t) const {
+    const warp_position w = warp_of(t);
+    // relaxed: written by the launch before, which stream order has finished.
+    std::uint64_t total = atomic_ref<std::uint64_t>(*pieces.count).load(order::relaxed);
+    if (total > pieces.capacity) total = pieces.capacity;
+    for (std::uint64_t i = w.warp; i < total; i += w.warps) {
+      const bfs_piece p = pieces.table[i];
+      for_each_neighbour_step(ids, w, slice, p.first, p.last, n,
+                              &claim.counters[bfs_counter::bad_ids],
+                              [&](std::uint64_t v, bool mine) { claim.step(w, v, mine); });
     }
   }
 };
@@ -187,13 +322,14 @@ struct bfs_expand_kernel {
 /// `depth`, never `depth - 1`, so slices launched one after another see the same level. For large
 /// frontiers: the lists are then read in the order they lie on storage, so warps running at once
 /// share lines instead of each touching a line of its own at random (the discovery order of a
-/// frontier list).
+/// frontier list). Long lists are split into `pieces`, as the expand kernel's.
 template <class View>
 struct bfs_scan_kernel {
   View ids;
   const std::uint64_t* offsets;  ///< n + 1
   edge_slice slice;
   bfs_claim claim;
+  bfs_pieces pieces;
   std::uint64_t n;
 
   bool batched = true;  ///< for_each_vertex's batches of a warp's width
@@ -210,8 +346,10 @@ struct bfs_scan_kernel {
                  offsets[u] < offsets[u + 1];
         },
         [&](std::uint64_t u) {
-          for_each_neighbour(ids, w, slice, offsets[u], offsets[u + 1], n,
-                             &claim.counters[bfs_counter::bad_ids], claim);
+          if (pieces.split(w, slice, offsets[u], offsets[u + 1])) return;
+          for_each_neighbour_step(
+              ids, w, slice, offsets[u], offsets[u + 1], n, &claim.counters[bfs_counter::bad_ids],
+              [&](std::uint64_t v, bool mine) { claim.step(w, v, mine); });
         });
   }
 };
@@ -245,9 +383,18 @@ struct bfs_bottom_up_kernel {
 
   bool batched = true;  ///< for_each_vertex's batches of a warp's width
 
+  /// Vertices the warp found and has not appended yet, a lane each: lane k holds the k-th
+  /// (`count` is the same in every lane). Appended a warp's width at a time (append_among).
+  struct pending {
+    std::uint64_t vertex = 0;
+    bool early = false;
+    unsigned count = 0;
+  };
+
   BAM_HD void operator()(thread_index t) const {
     const warp_position w = warp_of(t);
     std::uint64_t read = 0;
+    pending found;
     for_each_vertex(
         w, slice.vertex_begin, slice.vertex_end, batched,
         [&](std::uint64_t u) {
@@ -257,7 +404,8 @@ struct bfs_bottom_up_kernel {
           return atomic_ref<std::int32_t>(claim.depths[u]).load(order::relaxed) == unreached &&
                  offsets[u] < offsets[u + 1];
         },
-        [&](std::uint64_t u) { visit(w, u, read); });
+        [&](std::uint64_t u) { visit(w, u, read, found); });
+    append(w, found);
     // Counted per warp (every lane holds the same count): one lane adds it.
     if (w.lane == 0 && read > 0) {
       // relaxed: a sum the host reads after the launch has finished.
@@ -266,10 +414,11 @@ struct bfs_bottom_up_kernel {
   }
 
   /// Searches unreached u's list for a parent (every lane with the same u).
-  BAM_HD void visit(const warp_position& w, std::uint64_t u, std::uint64_t& read) const {
+  BAM_HD void visit(const warp_position& w, std::uint64_t u, std::uint64_t& read,
+                    pending& found) const {
     const std::int32_t level = claim.depth - 1;
     bool met_depth = false;  // this lane read a neighbour already at `depth`
-    const bool found = find_neighbour(
+    const bool parent = find_neighbour(
         ids, w, slice, offsets[u], offsets[u + 1], n, &claim.counters[bfs_counter::bad_ids], read,
         [&](std::uint64_t v) {
           // relaxed: depths of level - 1 were written by earlier launches; a racing write
@@ -279,22 +428,38 @@ struct bfs_bottom_up_kernel {
           met_depth = met_depth || d == claim.depth;
           return d == level;
         });
-    if (found) {
+    if (parent) {
       if (w.lane == 0) {
         // relaxed: the host and later launches read it after this launch has finished;
         // within it no other warp writes u, and readers only compare with `level` and
         // `depth`.
         atomic_ref<std::int32_t>(claim.depths[u]).store(claim.depth, order::relaxed);
-        claim.append(u);
       }
+      hold(w, u, false, found);
     } else if (claim.early != nullptr && offsets[u] >= slice.first &&
-               offsets[u + 1] <= slice.last && warp::ballot(lanes_of(w), met_depth) != 0 &&
-               w.lane == 0) {
+               offsets[u + 1] <= slice.last && warp::ballot(lanes_of(w), met_depth) != 0) {
       // The whole list was read (not a piece of a tiled one) and met no `level`: u is at
       // `depth + 1`. relaxed: as above.
-      atomic_ref<std::int32_t>(claim.depths[u]).store(claim.depth + 1, order::relaxed);
-      claim.append_early(u);
+      if (w.lane == 0) atomic_ref<std::int32_t>(claim.depths[u]).store(claim.depth + 1, order::relaxed);
+      hold(w, u, true, found);
     }
+  }
+
+  /// Keeps found vertex u (in lane `found.count`) until the warp holds a width of them.
+  BAM_HD void hold(const warp_position& w, std::uint64_t u, bool early, pending& found) const {
+    if (w.lane == found.count) {
+      found.vertex = u;
+      found.early = early;
+    }
+    if (++found.count == w.width) append(w, found);
+  }
+
+  BAM_HD void append(const warp_position& w, pending& found) const {
+    if (found.count == 0) return;
+    const bool mine = w.lane < found.count;
+    claim.append_among(w, mine && !found.early, found.vertex, false);
+    if (claim.early != nullptr) claim.append_among(w, mine && found.early, found.vertex, true);
+    found.count = 0;
   }
 };
 

@@ -119,6 +119,55 @@ BAM_HD std::uint64_t lookahead_target(const View& ids, std::uint64_t at, std::ui
 ///
 /// An id that cannot be read (the array recorded the error; the host's check() throws) is
 /// skipped; an id >= n (a corrupt file, or the poison value) is counted in `*bad_ids`.
+/// For a walk of list [begin, end) whose warp stands at entry `at` (the same in every lane): when
+/// the warp reaches a line whose load it has not started (`started_to`), lane k reads one entry
+/// of the k-th line from there (up to the view's lookahead_lines()), so the misses of the next
+/// lines are in flight together instead of one round trip per line. Every lane calls it.
+template <class View>
+BAM_HD void start_lines_ahead(const View& ids, const warp_position& w, std::uint64_t at,
+                              std::uint64_t begin, std::uint64_t end, std::uint64_t& started_to) {
+  if constexpr (looks_ahead<View>) {
+    using id_type = typename View::value_type;
+    const std::uint32_t lines = w.width > 1 ? ids.lookahead_lines() : 0;
+    if (lines > 1 && at >= started_to && ids.line_index(end - 1) > ids.line_index(at)) {
+      // Every lane reads (lanes without a line of their own read the entry at the warp's
+      // position, which the walk needs next anyway), through a cursor like the walk's reads:
+      // lanes of a warp may reach this and the walk's read at once (a lane that finished
+      // its list early is on the next one), and the cursor path is written for lanes that
+      // want different things.
+      const std::uint64_t i = lookahead_target(ids, at, begin, end, w.lane, lines);
+      auto ahead = ids.reader();
+      id_type ignored{};
+      (void)ahead.try_read(i < end ? i : at, ignored);  // a miss overlaps the other lanes'
+      ahead.drop();
+      started_to = ids.line_first(ids.line_index(at) + lines);
+    }
+  } else {
+    (void)ids, (void)w, (void)at, (void)begin, (void)end, (void)started_to;
+  }
+}
+
+/// Calls `visit(v)` for every neighbour v of one vertex whose ids are [begin, end) of `ids`,
+/// clipped to `slice`, with the lanes of the calling warp reading consecutive entries. Every
+/// lane of the warp calls this for the same vertex.
+///
+/// EMOGI's access pattern: the warp starts at the entry on the 128-byte boundary at or before
+/// the list's first entry (element indices and addresses align alike: the neighbour section
+/// starts on a 64 KiB boundary and tile buffers on 256 bytes), and lanes before the list read
+/// nothing; so each step of the warp reads whole aligned 128-byte segments (one memory
+/// transaction each from host or GPU memory, and the fewest cache lines through the cache).
+/// The entries visited, hence every result, are those of the unaligned walk. On a CPU thread
+/// (a warp of one lane) there is nothing to align.
+///
+/// A lane keeps one cursor, so the entries it reads from one line cost one pin; the cursor
+/// drops its pin at the lane's last step of the list, so a warp never holds more than the
+/// lines of the list it is on, and no lane holds one while it waits for the others to finish.
+///
+/// A list over several lines of a cached view is read ahead (start_lines_ahead). The entries
+/// read ahead are read again by the walk.
+///
+/// An id that cannot be read (the array recorded the error; the host's check() throws) is
+/// skipped; an id >= n (a corrupt file, or the poison value) is counted in `*bad_ids`.
 template <class View, class Visit>
 BAM_HD void for_each_neighbour(const View& ids, const warp_position& w, const edge_slice& slice,
                                std::uint64_t begin, std::uint64_t end, std::uint64_t n,
@@ -132,23 +181,7 @@ BAM_HD void for_each_neighbour(const View& ids, const warp_position& w, const ed
   auto cursor = ids.reader();
   std::uint64_t started_to = 0;  // entries below this are in lines whose loads were started
   for (std::uint64_t e = start + w.lane; e < end; e += w.width) {
-    if constexpr (looks_ahead<View>) {
-      const std::uint64_t at = e - w.lane < begin ? begin : e - w.lane;  // the same in every lane
-      const std::uint32_t lines = w.width > 1 ? ids.lookahead_lines() : 0;
-      if (lines > 1 && at >= started_to && ids.line_index(end - 1) > ids.line_index(at)) {
-        // Every lane reads (lanes without a line of their own read the entry at the warp's
-        // position, which the walk needs next anyway), through a cursor like the walk's reads:
-        // lanes of a warp may reach this and the walk's read at once (a lane that finished
-        // its list early is on the next one), and the cursor path is written for lanes that
-        // want different things.
-        const std::uint64_t i = lookahead_target(ids, at, begin, end, w.lane, lines);
-        auto ahead = ids.reader();
-        id_type ignored{};
-        (void)ahead.try_read(i < end ? i : at, ignored);  // a miss overlaps the other lanes'
-        ahead.drop();
-        started_to = ids.line_first(ids.line_index(at) + lines);
-      }
-    }
+    start_lines_ahead(ids, w, e - w.lane < begin ? begin : e - w.lane, begin, end, started_to);
     if (e < begin) continue;  // before the list: this lane sits out the warp's first step
     id_type id;
     const bool read = cursor.try_read(e, id).ok();
@@ -168,6 +201,44 @@ BAM_HD void for_each_neighbour(const View& ids, const warp_position& w, const ed
       continue;
     }
     visit(v);
+  }
+}
+
+/// for_each_neighbour in warp-wide steps: every lane of the warp runs every step and calls
+/// `visit(v, mine)` once per step, `mine` false where the lane holds no neighbour in that step
+/// (before or past the list, a failed read, an id >= n), so that `visit` may use collectives
+/// over the whole warp (BFS's claims append a step's winners with one atomic). A lane outside
+/// the list reads an entry of the step's own segment (as find_neighbour's do), so the reads'
+/// collectives always find the whole warp.
+template <class View, class Visit>
+BAM_HD void for_each_neighbour_step(const View& ids, const warp_position& w,
+                                    const edge_slice& slice, std::uint64_t begin,
+                                    std::uint64_t end, std::uint64_t n, std::uint64_t* bad_ids,
+                                    Visit&& visit) {
+  using id_type = typename View::value_type;
+  if (begin < slice.first) begin = slice.first;
+  if (end > slice.last) end = slice.last;
+  if (begin >= end) return;
+  constexpr std::uint64_t per_segment = aligned_read_bytes / sizeof(id_type);
+  const std::uint64_t start = w.width > 1 ? begin - begin % per_segment : begin;
+  auto cursor = ids.reader();
+  std::uint64_t started_to = 0;
+  for (std::uint64_t base = start; base < end; base += w.width) {
+    start_lines_ahead(ids, w, base < begin ? begin : base, begin, end, started_to);
+    const std::uint64_t e = base + w.lane;
+    const std::uint64_t at = e < begin ? begin : (e < end ? e : end - 1);
+    id_type id{};
+    bool mine = cursor.try_read(at, id).ok() && e >= begin && e < end;
+    if constexpr (requires { ids.dense(); }) {
+      if (base + w.width >= end && ids.dense()) cursor.drop();
+    }
+    const std::uint64_t v = id;
+    if (mine && v >= n) {
+      // relaxed: a count the host reads after the launch has finished.
+      atomic_ref<std::uint64_t>(*bad_ids).fetch_add(1, order::relaxed);
+      mine = false;
+    }
+    visit(mine ? v : 0, mine);
   }
 }
 

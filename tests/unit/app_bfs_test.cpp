@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <bam/error.hpp>
@@ -177,6 +178,57 @@ TEST(AppBfs, MatchesTheReferenceOnHandMadeGraphsFromEveryFormat) {
                   reference_bfs(graph::read_csr(path), source));
       }
     }
+  }
+}
+
+// Top-down steps cut lists longer than a piece into pieces, each expanded by a warp of its own
+// (bfs_pieces); tiny pieces make every list of these graphs long, on one lane and on software
+// warps, through a cache, over memory and through tiles that cut lists too.
+TEST(AppBfs, LongListsSplitIntoPiecesGiveTheSameDepths) {
+  temp_dir dir;
+  const std::vector<std::filesystem::path> paths = {
+      make_generated(dir.path(), graph::graph_kind::kron, 9, 8, 5, 8),
+      make_bcsr(star(1500), input_format::bcsr, dir.path(), 4),
+      make_bcsr(giant_with_oddities(800, 3), input_format::bcsr, dir.path(), 8),
+      make_bcsr(directed_forward(900, 3000, 5), input_format::bcsr, dir.path(), 4)};
+  storage_shape memory;
+  memory.host_memory = true;
+  storage_shape tiles;
+  tiles.tile_bytes = 4096;
+  storage_shape small_lines;
+  small_lines.line_bytes = 512;
+  for (const auto& path : paths) {
+    const graph::csr g = graph::read_csr(path);
+    const std::uint64_t source = max_degree_vertex(g.offsets);
+    const std::vector<std::int32_t> expected = reference_bfs(g, source);
+    for (const storage_shape& shape : {storage_shape{}, small_lines, memory, tiles}) {
+      // (piece entries, software warp width): one lane, and a warp of 32 lanes.
+      for (const auto& [piece, width] :
+           {std::pair<std::uint64_t, unsigned>{1, 0}, {64, 0}, {5, 32}}) {
+        for (const std::uint64_t divisor : {list_only, scan_only}) {
+          SCOPED_TRACE(path.filename().string() + " on " + to_string(shape) + ", pieces of " +
+                       std::to_string(piece) + ", warps of " + std::to_string(width) +
+                       ", divisor " + std::to_string(divisor));
+          app_request r = bfs_from(source);
+          bfs_top_down.apply(r);
+          r.bfs_piece_entries = piece;
+          r.bfs_scan_divisor = divisor;
+          r.software_warp_width = width;
+          const app_outcome out = run_app(path, shape, r);
+          EXPECT_EQ(out.bfs.depths, expected);
+          // Each reached list is still read once, whole, however it was cut.
+          std::uint64_t degrees = 0;
+          for (std::uint64_t v = 0; v < g.vertex_count(); ++v) {
+            if (expected[v] >= 0) degrees += g.degree(v);
+          }
+          EXPECT_EQ(out.bfs.edges_read, degrees);
+        }
+      }
+    }
+    // The direction-optimizing default with pieces matches too.
+    app_request r = bfs_from(source);
+    r.bfs_piece_entries = 5;
+    EXPECT_EQ(run_app(path, {}, r).bfs.depths, expected);
   }
 }
 

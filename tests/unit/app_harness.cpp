@@ -86,7 +86,8 @@ void run_on(Exec& exec, const graph_file& g, const Edges& edges, const app_reque
                          .early_claims = request.bfs_early_claims,
                          .vertex_batches = request.bfs_vertex_batches,
                          .alpha = request.bfs_alpha,
-                         .beta = request.bfs_beta});
+                         .beta = request.bfs_beta,
+                         .piece_entries = request.bfs_piece_entries});
       break;
     case app_request::kind::cc:
       out.cc = run_cc(exec, g.offset_span(), edges,

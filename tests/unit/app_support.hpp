@@ -161,6 +161,7 @@ struct app_request {
   bool bfs_vertex_batches = bfs_options{}.vertex_batches;
   double bfs_alpha = bfs_options{}.alpha;
   double bfs_beta = bfs_options{}.beta;
+  std::uint64_t bfs_piece_entries = bfs_options{}.piece_entries;
   cc_algorithm cc = cc_options{}.algorithm;
   unsigned iterations = 20;
   double tolerance = 0;

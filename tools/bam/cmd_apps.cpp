@@ -67,6 +67,7 @@ struct app_options {
   std::string bfs_switch_rule = apps::to_string(apps::bfs_options{}.switch_rule);
   std::string early_claims = apps::bfs_options{}.early_claims ? "on" : "off";
   std::string vertex_batches = apps::bfs_options{}.vertex_batches ? "on" : "off";
+  std::uint64_t piece_entries = apps::bfs_options{}.piece_entries;
   // cc
   std::string labels_out;
   std::string cc_algorithm = apps::to_string(apps::cc_options{}.algorithm);
@@ -166,10 +167,13 @@ struct session {
 #if defined(BAM_HAVE_CUDA)
 // GPU memory the executor reserves for working arrays: the largest app needs about 36 bytes
 // per vertex (BFS: offsets, depths, three frontier lists; PageRank: offsets and three
-// doubles), and BFS's line rule a count and two bits per `unit_bytes` of the neighbour section.
+// doubles), BFS's line rule a count and two bits per `unit_bytes` of the neighbour section, and
+// its table of long lists' pieces (sized for 4-byte ids, the most entries).
 std::uint64_t work_bytes(const apps::graph_file& g, std::uint64_t unit_bytes) {
   return 48 * (g.vertex_count() + 1) +
          apps::bfs_unit_table_bytes(g.neighbour_bytes() / unit_bytes + 2) +
+         apps::bfs_pieces::capacity_for(g.neighbour_bytes() / 4, apps::bfs_pieces::default_entries) *
+             sizeof(apps::bfs_piece) +
          (std::uint64_t{1} << 20);
 }
 #endif
@@ -659,7 +663,8 @@ void run_bfs_command(const app_options& o) {
                         : o.bfs_switch_rule == "edges" ? apps::bfs_switch_rule::edges
                                                        : apps::bfs_switch_rule::automatic,
          .early_claims = o.early_claims == "on",
-         .vertex_batches = o.vertex_batches == "on"});
+         .vertex_batches = o.vertex_batches == "on",
+         .piece_entries = o.piece_entries});
   });
   figures f{"bfs",
             "breadth-first search from vertex " + num(source),
@@ -715,6 +720,7 @@ void run_bfs_command(const app_options& o) {
         .field("switch_rule", std::string(apps::to_string(r.switch_rule)))
         .field("early_claims", r.early_claims)
         .field("vertex_batches", r.vertex_batches)
+        .field("split_lists", o.piece_entries)
         .field("bottom_up_levels", r.bottom_up_levels)
         .field("reached", r.reached)
         .field("scan_divisor", o.scan_divisor)
@@ -941,6 +947,18 @@ void add_app_commands(CLI::App& app) {
                   "each, and the warp reads the lists of those it must; off: a warp per vertex "
                   "(the same depths)")
         ->check(CLI::IsMember({"on", "off"}))
+        ->capture_default_str();
+    c->add_option("--split-lists", o->piece_entries,
+                  "Top-down steps cut a list longer than N entries into pieces of N, each "
+                  "expanded by a warp of its own, so one long list does not hold a level on one "
+                  "warp; 0: a warp per list (the same depths). N is 0 or at least the default")
+        ->type_name("N")
+        ->check([](const std::string& text) {
+          const std::uint64_t n = std::strtoull(text.c_str(), nullptr, 10);
+          return n == 0 || n >= apps::bfs_pieces::default_entries
+                     ? std::string()
+                     : "must be 0 or at least " + std::to_string(apps::bfs_pieces::default_entries);
+        })
         ->capture_default_str();
     c->add_option("--depths-out", o->depths_out,
                   "Write each vertex's depth (-1: unreached), one per line, to FILE ('-': stdout)")

@@ -342,6 +342,14 @@ void run_query(const query_options& o) {
   device_totals sums(gpu, groups, totals_stream);
   shared_buffer failed(gpu, 8);
   cache_stats stats;
+  // Each column's own statistics (a column the query does not read shows none): which column's
+  // lines were loaded more than once.
+  struct column_stats {
+    const char* name;
+    std::uint64_t bytes;
+    cache_stats stats;
+  };
+  std::vector<column_stats> by_column;
   double seconds = 0;
   std::string errors;
   {
@@ -459,7 +467,9 @@ void run_query(const query_options& o) {
     }
     // Every column's statistics, and the first error any of them recorded.
     auto account = [&](const auto& a) {
-      stats += a.stats();
+      const std::size_t k = by_column.size();
+      by_column.push_back({taxi_columns[k].name, rows * taxi_columns[k].bytes, a.stats()});
+      stats += by_column.back().stats;
       try {
         a.check();
       } catch (const error& e) {
@@ -508,6 +518,18 @@ void run_query(const query_options& o) {
                format_bytes(static_cast<double>(needed)).c_str(),
                needed ? static_cast<double>(stats.bytes_moved) / static_cast<double>(needed) : 0.0,
                asked.c_str(), stats.io_commands(), copy_note.c_str());
+  // Loads per line of each column the cache read: 1 when every line was loaded once.
+  const std::uint64_t line = o.storage.line_bytes;
+  std::string per_column;
+  for (const column_stats& c : by_column) {
+    if (c.stats.loads == 0) continue;
+    char text[96];
+    std::snprintf(text, sizeof text, "%s%s %.2f", per_column.empty() ? "" : ", ", c.name,
+                  static_cast<double>(c.stats.loads) /
+                      static_cast<double>((c.bytes + line - 1) / line));
+    per_column += text;
+  }
+  if (!per_column.empty()) std::fprintf(stderr, "# loads per line: %s\n", per_column.c_str());
   if (!o.json.empty()) {
     json_writer j;
     j.begin_object().field("command", std::string("query")).key("machine");
@@ -530,8 +552,23 @@ void run_query(const query_options& o) {
         .field("io_commands", stats.io_commands())
         .field("cache_bytes",
                path.cache ? std::uint64_t{path.cache->lines()} * path.cache->config().line_bytes
-                          : std::uint64_t{0})
-        .end_object();
+                          : std::uint64_t{0});
+    j.key("columns").begin_array();
+    for (const column_stats& c : by_column) {
+      j.begin_object()
+          .field("name", std::string(c.name))
+          .field("bytes", c.bytes)
+          .field("bytes_requested", c.stats.bytes_requested)
+          .field("loads", c.stats.loads)
+          .field("bytes_moved", c.stats.bytes_moved)
+          .field("hits", c.stats.hits)
+          .field("misses", c.stats.misses)
+          .field("miss_waits", c.stats.miss_waits)
+          .field("coalesced", c.stats.coalesced)
+          .field("reused", c.stats.reused)
+          .end_object();
+    }
+    j.end_array().end_object();
     j.save(o.json);
   }
 }

@@ -717,6 +717,10 @@ void add_vector_commands(CLI::App& app) {
                   "off, C's lines are read before they are written")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
+  // A stream reads and writes every line whole, so larger lines cost nothing in bytes and the
+  // devices serve fewer, larger commands: on an H100, 3 x 256 M f32 from 4 Optane-like devices
+  // took 0.134 s with 16 KiB lines and 0.143 s with 4 KiB (tiled 0.135 s, the same calls).
+  o->storage.line_bytes = 16 * 1024;
   o->storage.add_to(*add, {.tiled = true});
   add_json_option(*add, o->json);
   add->callback([o] { vector_add(*o); });
