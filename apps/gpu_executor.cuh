@@ -17,6 +17,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 
 #include <bam/cuda_check.hpp>
@@ -31,6 +32,10 @@
 namespace bam::apps {
 
 class gpu_executor {
+  /// Whether warm_up() loaded kernel type K (in this process: what DESIGN 11 asks for).
+  template <class K>
+  static inline bool loaded = false;
+
   /// A bump allocator over one device allocation; it rewinds when every buffer is gone.
   struct arena {
     device_memory memory;
@@ -114,6 +119,13 @@ class gpu_executor {
       std::apply([&](auto... k) { (warm_up_launch<decltype(k)>(s), ...); },
                  app_kernel_types<View>{});
     });
+    std::apply([](auto... k) { ((loaded<decltype(k)> = true), ...); }, app_kernel_types<View>{});
+  }
+  /// The same for kernels outside the app drivers that go through launch() (tenants' gathers).
+  template <class... Kernels>
+  void warm_up_kernels() {
+    rt_->warm_up([](stream_handle s) { (warm_up_launch<Kernels>(s), ...); });
+    ((loaded<Kernels> = true), ...);
   }
 
   template <class T>
@@ -138,6 +150,12 @@ class gpu_executor {
   template <class Kernel>
   void launch(launch_shape shape, const Kernel& kernel) {
     static_assert(std::is_trivially_copyable_v<Kernel>, "kernels hold pointers and refs only");
+    if (!loaded<Kernel> && rt_->started()) {
+      // Its first launch beside the running controllers could hang (DESIGN 11): say which.
+      throw error(std::string("an app kernel missing from app_kernel_types (apps/"
+                              "kernel_types.hpp) was launched beside running controllers: ") +
+                  typeid(Kernel).name());
+    }
     bam::launch(stream_, shape.grid, shape.block, kernel);
   }
 

@@ -19,6 +19,7 @@
 #include <bam/array.hpp>
 #include <bam/error.hpp>
 #include <bam/platform/atomic.hpp>
+#include <bam/platform/warp_sync.hpp>
 #if defined(BAM_HAVE_CUDA)
 #include <bam/platform/launch.cuh>  // this file is compiled as CUDA in GPU builds
 #endif
@@ -171,6 +172,11 @@ struct query_kernel : query_args {
   /// cursors may keep their pins across them), and drops the rows it turns down.
   template <class Test>
   BAM_HD void keep(std::uint32_t& alive, std::uint64_t base, Test&& test) const {
+    // The group starts each stage together. Lanes that left the stage before at different
+    // times (their rows ran out at different turns) otherwise probed the next column's line
+    // a few at a time, and the first few dropped their pins before the last arrived: with the
+    // default cache, q4 loaded the lines of its very first column 4.0 times each on an H100.
+    warp::sync(lanes >= 32 ? ~0u : (1u << lanes) - 1u);
     for (std::uint32_t b = 0; b < rows_per_lane; ++b) {
       if ((alive >> b & 1u) && !test(base + b * lanes)) alive &= ~(1u << b);
     }

@@ -299,10 +299,7 @@ void run_on_gpu(const study_config& config, const tenant_data& data,
   using values = array_ref<const std::uint64_t>;
   rt.preload({kernel_function<apps::gather_kernel<values>>(),
               kernel_function<apps::scan_kernel<values>>()});
-  rt.warm_up([](stream_handle s) {
-    warm_up_launch<apps::gather_kernel<values>>(s);
-    warm_up_launch<apps::scan_kernel<values>>(s);
-  });
+  first_exec.warm_up_kernels<apps::gather_kernel<values>, apps::scan_kernel<values>>();
   // CAC on one GPU thread of its own stream (two_level). Made, loaded and launched once
   // before the controllers start (a first launch beside them can deadlock, DESIGN 11); it
   // goes before the arrays it reads.
