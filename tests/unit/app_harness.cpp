@@ -3,8 +3,14 @@
 
 #include "app_support.hpp"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <typeinfo>
 
 #include <bam/array.hpp>
 #include <bam/cache.hpp>
@@ -13,6 +19,7 @@
 
 #include "apps/cpu_apps.hpp"
 #include "apps/graph_file.hpp"
+#include "apps/kernel_types.hpp"
 #include "apps/tiled_edges.hpp"
 #include "software_warp.hpp"
 
@@ -72,9 +79,60 @@ class software_warp_executor {
 };
 static_assert(app_executor<software_warp_executor>);
 
+template <class Kernel, class Tuple>
+struct listed;
+template <class Kernel, class... K>
+struct listed<Kernel, std::tuple<K...>> : std::bool_constant<(std::is_same_v<Kernel, K> || ...)> {};
+
+// The executor `Exec`, checking that every kernel launched through it is in
+// app_kernel_types<View> (apps/kernel_types.hpp): the GPU executor loads exactly those before
+// the controllers start, and a kernel missing there can hang its first launch beside them (it
+// did: BFS's pieces kernel, 2026-12-06). Every app test runs through it.
+template <class Exec, class View>
+class listing_executor {
+ public:
+  template <class T>
+  using buffer = typename Exec::template buffer<T>;
+
+  explicit listing_executor(Exec& exec) : exec_(&exec) {}
+
+  template <class T>
+  [[nodiscard]] buffer<T> allocate(std::uint64_t n) {
+    return exec_->template allocate<T>(n);
+  }
+  template <class T>
+  void upload(buffer<T>& dst, std::uint64_t first, std::span<const T> src) {
+    exec_->upload(dst, first, src);
+  }
+  template <class T>
+  void download(const buffer<T>& src, std::uint64_t first, std::span<T> dst) {
+    exec_->download(src, first, dst);
+  }
+  template <class Kernel>
+  void launch(launch_shape shape, const Kernel& kernel) {
+    if constexpr (!listed<Kernel, app_kernel_types<View>>::value) {
+      ADD_FAILURE() << "kernel " << typeid(Kernel).name()
+                    << " was launched but is not in app_kernel_types (apps/kernel_types.hpp)";
+    }
+    exec_->launch(shape, kernel);
+  }
+  void synchronize() { exec_->synchronize(); }
+  [[nodiscard]] launch_shape shape_for(std::uint64_t items) const {
+    return exec_->shape_for(items);
+  }
+  template <class T>
+  [[nodiscard]] auto make_tiles(std::uint64_t elements) {
+    return exec_->template make_tiles<T>(elements);
+  }
+
+ private:
+  Exec* exec_;
+};
+
 template <class Exec, class Edges>
-void run_on(Exec& exec, const graph_file& g, const Edges& edges, const app_request& request,
+void run_on(Exec& inner, const graph_file& g, const Edges& edges, const app_request& request,
             app_outcome& out) {
+  listing_executor<Exec, typename Edges::view_type> exec(inner);
   switch (request.app) {
     case app_request::kind::bfs:
       out.bfs = run_bfs(exec, g.offset_span(), edges,
