@@ -164,6 +164,15 @@ struct bfs_claim {
     return d.compare_exchange(expected, depth, order::relaxed);
   }
 
+  /// A top-down walk of list [begin, end) of `ids` within `slice`, by every lane of the warp:
+  /// claims each unreached neighbour.
+  template <class View>
+  BAM_HD void expand(const View& ids, const warp_position& w, const edge_slice& slice,
+                     std::uint64_t begin, std::uint64_t end, std::uint64_t n) const {
+    for_each_neighbour_step(ids, w, slice, begin, end, n, &counters[bfs_counter::bad_ids],
+                            [&](std::uint64_t v, bool mine) { step(w, v, mine); });
+  }
+
   /// One step of a top-down walk, called by every lane of the warp: a lane that holds
   /// neighbour v (`mine`) tries to claim it, and the warp appends what its lanes claimed.
   BAM_HD void step(const warp_position& w, std::uint64_t v, bool mine) const {
@@ -286,9 +295,7 @@ struct bfs_expand_kernel {
     for (std::uint64_t i = w.warp; i < frontier_size; i += w.warps) {
       const std::uint64_t u = frontier[i];
       if (!slice.holds_vertex(u) || pieces.split(w, slice, offsets[u], offsets[u + 1])) continue;
-      for_each_neighbour_step(
-          ids, w, slice, offsets[u], offsets[u + 1], n, &claim.counters[bfs_counter::bad_ids],
-          [&](std::uint64_t v, bool mine) { claim.step(w, v, mine); });
+      claim.expand(ids, w, slice, offsets[u], offsets[u + 1], n);
     }
   }
 };
@@ -310,9 +317,7 @@ struct bfs_pieces_kernel {
     if (total > pieces.capacity) total = pieces.capacity;
     for (std::uint64_t i = w.warp; i < total; i += w.warps) {
       const bfs_piece p = pieces.table[i];
-      for_each_neighbour_step(ids, w, slice, p.first, p.last, n,
-                              &claim.counters[bfs_counter::bad_ids],
-                              [&](std::uint64_t v, bool mine) { claim.step(w, v, mine); });
+      claim.expand(ids, w, slice, p.first, p.last, n);
     }
   }
 };
@@ -347,9 +352,7 @@ struct bfs_scan_kernel {
         },
         [&](std::uint64_t u) {
           if (pieces.split(w, slice, offsets[u], offsets[u + 1])) return;
-          for_each_neighbour_step(
-              ids, w, slice, offsets[u], offsets[u + 1], n, &claim.counters[bfs_counter::bad_ids],
-              [&](std::uint64_t v, bool mine) { claim.step(w, v, mine); });
+          claim.expand(ids, w, slice, offsets[u], offsets[u + 1], n);
         });
   }
 };

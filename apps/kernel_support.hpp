@@ -119,6 +119,21 @@ BAM_HD std::uint64_t lookahead_target(const View& ids, std::uint64_t at, std::ui
 ///
 /// An id that cannot be read (the array recorded the error; the host's check() throws) is
 /// skipped; an id >= n (a corrupt file, or the poison value) is counted in `*bad_ids`.
+/// A warp's walk of list [begin, end) of ids of type Id within `slice`: clips the list to the
+/// slice and sets `start`, the entry the warp's first step reads from (on a GPU warp the
+/// 128-byte boundary at or before `begin`, EMOGI's alignment; on a CPU thread `begin`). False
+/// when nothing of the list lies in the slice.
+template <class Id>
+BAM_HD bool clip_walk(const warp_position& w, const edge_slice& slice, std::uint64_t& begin,
+                      std::uint64_t& end, std::uint64_t& start) {
+  if (begin < slice.first) begin = slice.first;
+  if (end > slice.last) end = slice.last;
+  if (begin >= end) return false;
+  constexpr std::uint64_t per_segment = aligned_read_bytes / sizeof(Id);
+  start = w.width > 1 ? begin - begin % per_segment : begin;
+  return true;
+}
+
 /// For a walk of list [begin, end) whose warp stands at entry `at` (the same in every lane): when
 /// the warp reaches a line whose load it has not started (`started_to`), lane k reads one entry
 /// of the k-th line from there (up to the view's lookahead_lines()), so the misses of the next
@@ -173,11 +188,8 @@ BAM_HD void for_each_neighbour(const View& ids, const warp_position& w, const ed
                                std::uint64_t begin, std::uint64_t end, std::uint64_t n,
                                std::uint64_t* bad_ids, Visit&& visit) {
   using id_type = typename View::value_type;
-  if (begin < slice.first) begin = slice.first;
-  if (end > slice.last) end = slice.last;
-  if (begin >= end) return;
-  constexpr std::uint64_t per_segment = aligned_read_bytes / sizeof(id_type);
-  const std::uint64_t start = w.width > 1 ? begin - begin % per_segment : begin;
+  std::uint64_t start = 0;
+  if (!clip_walk<id_type>(w, slice, begin, end, start)) return;
   auto cursor = ids.reader();
   std::uint64_t started_to = 0;  // entries below this are in lines whose loads were started
   for (std::uint64_t e = start + w.lane; e < end; e += w.width) {
@@ -216,11 +228,8 @@ BAM_HD void for_each_neighbour_step(const View& ids, const warp_position& w,
                                     std::uint64_t end, std::uint64_t n, std::uint64_t* bad_ids,
                                     Visit&& visit) {
   using id_type = typename View::value_type;
-  if (begin < slice.first) begin = slice.first;
-  if (end > slice.last) end = slice.last;
-  if (begin >= end) return;
-  constexpr std::uint64_t per_segment = aligned_read_bytes / sizeof(id_type);
-  const std::uint64_t start = w.width > 1 ? begin - begin % per_segment : begin;
+  std::uint64_t start = 0;
+  if (!clip_walk<id_type>(w, slice, begin, end, start)) return;
   auto cursor = ids.reader();
   std::uint64_t started_to = 0;
   for (std::uint64_t base = start; base < end; base += w.width) {
@@ -305,11 +314,8 @@ BAM_HD bool find_neighbour(const View& ids, const warp_position& w, const edge_s
                            std::uint64_t begin, std::uint64_t end, std::uint64_t n,
                            std::uint64_t* bad_ids, std::uint64_t& entries_read, Wanted&& wanted) {
   using id_type = typename View::value_type;
-  if (begin < slice.first) begin = slice.first;
-  if (end > slice.last) end = slice.last;
-  if (begin >= end) return false;
-  constexpr std::uint64_t per_segment = aligned_read_bytes / sizeof(id_type);
-  const std::uint64_t start = w.width > 1 ? begin - begin % per_segment : begin;
+  std::uint64_t start = 0;
+  if (!clip_walk<id_type>(w, slice, begin, end, start)) return false;
   const std::uint32_t lanes = lanes_of(w);
   auto cursor = ids.reader();
   // Every lane runs the same steps (the loop bound is the same in every lane): the ballot
