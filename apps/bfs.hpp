@@ -326,8 +326,8 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
       edges.sweep(exec, n, [&](const edge_slice& slice, auto&& view_for) {
         const launch_shape shape = within(exec.shape_for(listed), edges.max_launch_threads());
         top_down(slice, view_for, shape,
-                 bfs_expand_kernel<view>{view_for(shape), offsets_d.data(), slice,
-                                         frontier.data(), listed, claim, pieces, n});
+                 bfs_expand_kernel<view>{view_for(shape), offsets_d.data(), slice, frontier.data(),
+                                         listed, claim, pieces, n});
       });
       level.edges_read = frontier_edges;
     }

@@ -244,7 +244,7 @@ struct bfs_pieces {
   std::uint64_t entries = default_entries;  ///< a list longer than this is split
 
   [[nodiscard]] BAM_HD static std::uint64_t capacity_for(std::uint64_t edges,
-                                                          std::uint64_t entries) {
+                                                         std::uint64_t entries) {
     return 3 * (edges / entries) + 1;
   }
 
@@ -268,9 +268,9 @@ struct bfs_pieces {
     for (std::uint64_t j = w.lane; j < k && at + j < capacity; j += w.width) {
       const std::uint64_t from = (first_block + j) * entries;
       // Slots taken but not used hold empty pieces, never a stale piece of an earlier launch.
-      table[at + j] = fits ? bfs_piece{from < begin ? begin : from,
-                                       from + entries < end ? from + entries : end}
-                           : bfs_piece{0, 0};
+      table[at + j] =
+          fits ? bfs_piece{from < begin ? begin : from, from + entries < end ? from + entries : end}
+               : bfs_piece{0, 0};
     }
     return fits;
   }
@@ -443,7 +443,9 @@ struct bfs_bottom_up_kernel {
                offsets[u + 1] <= slice.last && warp::ballot(lanes_of(w), met_depth) != 0) {
       // The whole list was read (not a piece of a tiled one) and met no `level`: u is at
       // `depth + 1`. relaxed: as above.
-      if (w.lane == 0) atomic_ref<std::int32_t>(claim.depths[u]).store(claim.depth + 1, order::relaxed);
+      if (w.lane == 0) {
+        atomic_ref<std::int32_t>(claim.depths[u]).store(claim.depth + 1, order::relaxed);
+      }
       hold(w, u, true, found);
     }
   }

@@ -96,29 +96,6 @@ BAM_HD std::uint64_t lookahead_target(const View& ids, std::uint64_t at, std::ui
   return i < begin ? begin : i;
 }
 
-/// Calls `visit(v)` for every neighbour v of one vertex whose ids are [begin, end) of `ids`,
-/// clipped to `slice`, with the lanes of the calling warp reading consecutive entries. Every
-/// lane of the warp calls this for the same vertex.
-///
-/// EMOGI's access pattern: the warp starts at the entry on the 128-byte boundary at or before
-/// the list's first entry (element indices and addresses align alike: the neighbour section
-/// starts on a 64 KiB boundary and tile buffers on 256 bytes), and lanes before the list read
-/// nothing; so each step of the warp reads whole aligned 128-byte segments (one memory
-/// transaction each from host or GPU memory, and the fewest cache lines through the cache).
-/// The entries visited, hence every result, are those of the unaligned walk. On a CPU thread
-/// (a warp of one lane) there is nothing to align.
-///
-/// A lane keeps one cursor, so the entries it reads from one line cost one pin; the cursor
-/// drops its pin at the lane's last step of the list, so a warp never holds more than the
-/// lines of the list it is on, and no lane holds one while it waits for the others to finish.
-///
-/// A list over several lines of a cached view is read ahead: when the warp reaches a line
-/// whose load it has not started, lane k reads one entry of the k-th line from there (up to
-/// the view's lookahead_lines()), so the misses of the next lines are in flight together
-/// instead of one round trip per line. The entries read ahead are read again by the walk.
-///
-/// An id that cannot be read (the array recorded the error; the host's check() throws) is
-/// skipped; an id >= n (a corrupt file, or the poison value) is counted in `*bad_ids`.
 /// A warp's walk of list [begin, end) of ids of type Id within `slice`: clips the list to the
 /// slice and sets `start`, the entry the warp's first step reads from (on a GPU warp the
 /// 128-byte boundary at or before `begin`, EMOGI's alignment; on a CPU thread `begin`). False
@@ -224,9 +201,8 @@ BAM_HD void for_each_neighbour(const View& ids, const warp_position& w, const ed
 /// collectives always find the whole warp.
 template <class View, class Visit>
 BAM_HD void for_each_neighbour_step(const View& ids, const warp_position& w,
-                                    const edge_slice& slice, std::uint64_t begin,
-                                    std::uint64_t end, std::uint64_t n, std::uint64_t* bad_ids,
-                                    Visit&& visit) {
+                                    const edge_slice& slice, std::uint64_t begin, std::uint64_t end,
+                                    std::uint64_t n, std::uint64_t* bad_ids, Visit&& visit) {
   using id_type = typename View::value_type;
   std::uint64_t start = 0;
   if (!clip_walk<id_type>(w, slice, begin, end, start)) return;

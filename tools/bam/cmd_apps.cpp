@@ -172,7 +172,8 @@ struct session {
 std::uint64_t work_bytes(const apps::graph_file& g, std::uint64_t unit_bytes) {
   return 48 * (g.vertex_count() + 1) +
          apps::bfs_unit_table_bytes(g.neighbour_bytes() / unit_bytes + 2) +
-         apps::bfs_pieces::capacity_for(g.neighbour_bytes() / 4, apps::bfs_pieces::default_entries) *
+         apps::bfs_pieces::capacity_for(g.neighbour_bytes() / 4,
+                                        apps::bfs_pieces::default_entries) *
              sizeof(apps::bfs_piece) +
          (std::uint64_t{1} << 20);
 }

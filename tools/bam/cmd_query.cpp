@@ -545,9 +545,9 @@ void run_query(const query_options& o) {
   for (const column_stats& c : by_column) {
     if (c.stats.loads == 0) continue;
     char text[96];
-    std::snprintf(text, sizeof text, "%s%s %.2f", per_column.empty() ? "" : ", ", c.name,
-                  static_cast<double>(c.stats.loads) /
-                      static_cast<double>((c.bytes + line - 1) / line));
+    std::snprintf(
+        text, sizeof text, "%s%s %.2f", per_column.empty() ? "" : ", ", c.name,
+        static_cast<double>(c.stats.loads) / static_cast<double>((c.bytes + line - 1) / line));
     per_column += text;
   }
   if (!per_column.empty()) std::fprintf(stderr, "# loads per line: %s\n", per_column.c_str());
