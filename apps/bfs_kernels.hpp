@@ -253,9 +253,7 @@ struct bfs_pieces {
   /// should walk it itself.
   BAM_HD bool split(const warp_position& w, const edge_slice& slice, std::uint64_t begin,
                     std::uint64_t end) const {
-    if (begin < slice.first) begin = slice.first;
-    if (end > slice.last) end = slice.last;
-    if (table == nullptr || begin >= end || end - begin <= entries) return false;
+    if (table == nullptr || !slice.clip(begin, end) || end - begin <= entries) return false;
     const std::uint64_t first_block = begin / entries;
     const std::uint64_t k = (end - 1) / entries - first_block + 1;
     std::uint64_t at = 0;

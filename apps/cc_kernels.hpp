@@ -30,9 +30,7 @@ namespace bam::apps {
 /// reads.
 [[nodiscard]] BAM_HD inline std::uint64_t clipped_entries(const edge_slice& slice,
                                                           std::uint64_t begin, std::uint64_t end) {
-  if (begin < slice.first) begin = slice.first;
-  if (end > slice.last) end = slice.last;
-  return end > begin ? end - begin : 0;
+  return slice.clip(begin, end) ? end - begin : 0;
 }
 
 /// Adds a warp's count of entries read (the same in every lane) to counters[1], once.

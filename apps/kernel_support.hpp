@@ -43,6 +43,12 @@ struct edge_slice {
   std::uint64_t vertex_end = 0;
 
   [[nodiscard]] BAM_HD std::uint64_t vertices() const { return vertex_end - vertex_begin; }
+  /// Clips entries [begin, end) to the slice's; false when none is left.
+  BAM_HD bool clip(std::uint64_t& begin, std::uint64_t& end) const {
+    if (begin < first) begin = first;
+    if (end > last) end = last;
+    return begin < end;
+  }
   [[nodiscard]] BAM_HD bool holds_vertex(std::uint64_t v) const {
     return v >= vertex_begin && v < vertex_end;
   }
@@ -103,9 +109,7 @@ BAM_HD std::uint64_t lookahead_target(const View& ids, std::uint64_t at, std::ui
 template <class Id>
 BAM_HD bool clip_walk(const warp_position& w, const edge_slice& slice, std::uint64_t& begin,
                       std::uint64_t& end, std::uint64_t& start) {
-  if (begin < slice.first) begin = slice.first;
-  if (end > slice.last) end = slice.last;
-  if (begin >= end) return false;
+  if (!slice.clip(begin, end)) return false;
   constexpr std::uint64_t per_segment = aligned_read_bytes / sizeof(Id);
   start = w.width > 1 ? begin - begin % per_segment : begin;
   return true;
@@ -193,6 +197,35 @@ BAM_HD void for_each_neighbour(const View& ids, const warp_position& w, const ed
   }
 }
 
+/// One lane's read in a warp-wide step (every lane in every step) of a walk over [begin, end)
+/// that starts at `base`: the lane reads entry base + lane, or, outside the list, an entry of
+/// the list in the step's own aligned segment (the same line), so the array's collectives
+/// always find the whole warp (a lane that went on instead would leave the others waiting in
+/// them, as a software warp's active_mask does). As in for_each_neighbour, a lane's last step
+/// drops a dense array's frame pin. True, with the id in `v`, when the lane holds a neighbour:
+/// inside the list, read, and below n (an id >= n is counted in `*bad_ids`).
+template <class View, class Cursor>
+BAM_HD bool read_step(const View& ids, Cursor& cursor, const warp_position& w, std::uint64_t base,
+                      std::uint64_t begin, std::uint64_t end, std::uint64_t n,
+                      std::uint64_t* bad_ids, std::uint64_t& v) {
+  using id_type = typename View::value_type;
+  const std::uint64_t e = base + w.lane;
+  const std::uint64_t at = e < begin ? begin : (e < end ? e : end - 1);
+  id_type id{};
+  const bool read = cursor.try_read(at, id).ok();
+  if constexpr (requires { ids.dense(); }) {
+    if (e + w.width >= end && ids.dense()) cursor.drop();
+  }
+  if (!read || e < begin || e >= end) return false;
+  if (id >= n) {
+    // relaxed: a count the host reads after the launch has finished.
+    atomic_ref<std::uint64_t>(*bad_ids).fetch_add(1, order::relaxed);
+    return false;
+  }
+  v = id;
+  return true;
+}
+
 /// for_each_neighbour in warp-wide steps: every lane of the warp runs every step and calls
 /// `visit(v, mine)` once per step, `mine` false where the lane holds no neighbour in that step
 /// (before or past the list, a failed read, an id >= n), so that `visit` may use collectives
@@ -210,20 +243,9 @@ BAM_HD void for_each_neighbour_step(const View& ids, const warp_position& w,
   std::uint64_t started_to = 0;
   for (std::uint64_t base = start; base < end; base += w.width) {
     start_lines_ahead(ids, w, base < begin ? begin : base, begin, end, started_to);
-    const std::uint64_t e = base + w.lane;
-    const std::uint64_t at = e < begin ? begin : (e < end ? e : end - 1);
-    id_type id{};
-    bool mine = cursor.try_read(at, id).ok() && e >= begin && e < end;
-    if constexpr (requires { ids.dense(); }) {
-      if (base + w.width >= end && ids.dense()) cursor.drop();
-    }
-    const std::uint64_t v = id;
-    if (mine && v >= n) {
-      // relaxed: a count the host reads after the launch has finished.
-      atomic_ref<std::uint64_t>(*bad_ids).fetch_add(1, order::relaxed);
-      mine = false;
-    }
-    visit(mine ? v : 0, mine);
+    std::uint64_t v = 0;
+    const bool mine = read_step(ids, cursor, w, base, begin, end, n, bad_ids, v);
+    visit(v, mine);
   }
 }
 
@@ -297,30 +319,8 @@ BAM_HD bool find_neighbour(const View& ids, const warp_position& w, const edge_s
   // Every lane runs the same steps (the loop bound is the same in every lane): the ballot
   // names the whole warp.
   for (std::uint64_t base = start; base < end; base += w.width) {
-    const std::uint64_t e = base + w.lane;
-    const bool mine = e >= begin && e < end;
-    // A lane past either end of the list reads an entry of it that the step reads anyway (the
-    // same aligned segment, so the same line) and ignores it: the array's reads are warp
-    // collectives, and a lane that went on to the ballot instead would leave the others
-    // waiting in them (as a software warp's active_mask does).
-    const std::uint64_t at = e < begin ? begin : (e < end ? e : end - 1);
-    bool hit = false;
-    id_type id;
-    const bool read = cursor.try_read(at, id).ok();
-    // As in for_each_neighbour: a dense frame pin must not be held while the warp waits for
-    // lanes that may miss.
-    if constexpr (requires { ids.dense(); }) {
-      if (e + w.width >= end && ids.dense()) cursor.drop();
-    }
-    if (mine && read) {
-      const std::uint64_t v = id;
-      if (v >= n) {
-        // relaxed: a count the host reads after the launch has finished.
-        atomic_ref<std::uint64_t>(*bad_ids).fetch_add(1, order::relaxed);
-      } else {
-        hit = wanted(v);
-      }
-    }
+    std::uint64_t v = 0;
+    const bool hit = read_step(ids, cursor, w, base, begin, end, n, bad_ids, v) && wanted(v);
     entries_read += step_entries(base, w.width, begin, end);
     if (warp::ballot(lanes, hit) != 0) return true;
   }
