@@ -16,8 +16,12 @@ where PyG is missing), and each batch's feature rows gathered by:
     gpu-resident        (GPU) all features in GPU memory, gathered there (the upper bound)
 
 With --device cuda every loader hands back a torch tensor on the GPU (bam gathers with a
-GPU index, on torch's current stream). Prints mini-batches/s and feature GB/s for each and
-writes JSON (bench/results style).
+GPU index, on torch's current stream). Each loader is timed in two phases of different
+batches: "cold", just made, with nothing of the features cached (the OS page cache of the
+feature file dropped before the loaders that read the file, as for a file larger than host
+memory), then "warm", where bam's cache (default a quarter of the features) holds the rows
+that power-law sampling comes back to. Prints mini-batches/s and feature GB/s for each loader
+and phase (and bam's hit rate) and writes JSON (bench/results style).
 
     python examples/gnn_features.py --device cpu --quick     # CPU-only smoke run
     python examples/gnn_features.py --scale 22 --cols 512     # on the GPU machine
@@ -117,22 +121,56 @@ def pyg_batches(offsets, ids, batch, fanout, count, seed):
         yield b.n_id.numpy()
 
 
-def run(name, batches, gather, row_bytes, sync=lambda: None):
-    # One row first, untimed: a loader's first call may load its kernels (CUDA loads modules
-    # lazily), which the batches should not pay for; one row warms next to nothing of a cache.
-    gather(batches[0][:1])
+def drop_from_page_cache(path):
+    """Evicts the file's pages from the OS page cache (they are clean: the file was synced
+    when written), so that a loader's first read of a row comes from the disk, as for a
+    feature file larger than host memory."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+def stats_delta(after, before):
+    """The cache's counters between two stats() calls, with the ratios recomputed."""
+    d = {k: v - before.get(k, 0) for k, v in after.items() if k not in ("hit_rate", "amplification")}
+    looked = d.get("hits", 0) + d.get("misses", 0)
+    d["hit_rate"] = d.get("hits", 0) / looked if looked else 0.0
+    asked = d.get("bytes_requested", 0)
+    d["amplification"] = d.get("bytes_moved", 0) / asked if asked else 0.0
+    return d
+
+
+def run(name, phases, gather, row_bytes, sync=lambda: None, stats=None):
+    """Times `gather` over each phase's batches in turn, "cold" first (nothing of the features
+    cached: the loader has just been made and the OS page cache dropped where it reads the
+    file) then "warm" (other batches from the same sampler: the cache holds the rows that
+    power-law sampling comes back to). One row first, untimed: a loader's first call may load
+    its kernels (CUDA loads modules lazily); one row warms next to nothing of a cache."""
+    gather(phases[0][1][0][:1])
     sync()
-    rows = 0
-    start = time.perf_counter()
-    for nodes in batches:
-        gather(nodes)
-        rows += len(nodes)
-    sync()
-    seconds = time.perf_counter() - start
-    r = {"method": name, "batches": len(batches), "rows": rows, "seconds": seconds,
-         "batches_per_s": len(batches) / seconds, "feature_gb_per_s": rows * row_bytes / seconds / 1e9}
-    print(f"{name:18s} {r['batches_per_s']:10.1f} batches/s {r['feature_gb_per_s']:8.3f} GB/s")
-    return r
+    out = []
+    for phase, batches in phases:
+        before = stats() if stats else None
+        rows = 0
+        start = time.perf_counter()
+        for nodes in batches:
+            gather(nodes)
+            rows += len(nodes)
+        sync()
+        seconds = time.perf_counter() - start
+        r = {"method": name, "phase": phase, "batches": len(batches), "rows": rows,
+             "seconds": seconds, "batches_per_s": len(batches) / seconds,
+             "feature_gb_per_s": rows * row_bytes / seconds / 1e9}
+        hit = ""
+        if stats:
+            r["stats"] = stats_delta(stats(), before)
+            hit = f" hit rate {r['stats']['hit_rate']:.3f}"
+        print(f"{name:18s} {phase:5s} {r['batches_per_s']:10.1f} batches/s "
+              f"{r['feature_gb_per_s']:8.3f} GB/s{hit}")
+        out.append(r)
+    return out
 
 
 def main():
@@ -143,8 +181,9 @@ def main():
     p.add_argument("--cols", type=int, default=256, help="feature columns, 128..1024")
     p.add_argument("--batch", type=int, default=1024)
     p.add_argument("--fanout", type=int, nargs="+", default=[10, 5])
-    p.add_argument("--batches", type=int, default=50)
-    p.add_argument("--cache-bytes", default="1G")
+    p.add_argument("--batches", type=int, default=50, help="batches timed in each phase")
+    p.add_argument("--cache-bytes", default="256M",
+                   help="bam's cache (default: a quarter of the default features)")
     p.add_argument("--dir", help="where the graph and features go (default: a temporary folder)")
     p.add_argument("--bam", help="the bam command line (default: build/gpu/bam or build/cpu/bam)")
     p.add_argument("--json", default="bench/results/gnn_features.json")
@@ -152,7 +191,7 @@ def main():
     if not 128 <= a.cols <= 1024:
         p.error("--cols is 128..1024")
     if a.quick:
-        a.scale, a.batches, a.batch, a.cache_bytes = 12, 5, 64, "4M"
+        a.scale, a.batches, a.batch, a.cache_bytes = 12, 5, 64, "1M"
     work = a.dir or tempfile.mkdtemp(prefix="bam-gnn-")
     os.makedirs(work, exist_ok=True)
     graph, feats = os.path.join(work, f"kron{a.scale}.bcsr"), os.path.join(work, f"x{a.scale}x{a.cols}.f32")
@@ -175,32 +214,38 @@ def main():
         with open(feats, "wb") as f:
             for first in range(0, n, 65536):
                 rng.standard_normal((min(65536, n - first), a.cols), dtype=np.float32).tofile(f)
+            f.flush()
+            os.fsync(f.fileno())  # clean pages: drop_from_page_cache can evict them
     try:
         import torch_geometric  # noqa: F401
         sampler, make = "pyg-neighborloader", pyg_batches
     except ImportError:
         sampler, make = "numpy-uniform (PyG not installed)", numpy_batches
     try:
-        batches = list(make(offsets, ids, a.batch, a.fanout, a.batches, 7))
+        batches = list(make(offsets, ids, a.batch, a.fanout, 2 * a.batches, 7))
     except Exception as e:  # noqa: BLE001 (PyG's sampler needs pyg-lib or torch-sparse)
         if make is numpy_batches:
             raise
         print(f"# PyG's NeighborLoader failed ({type(e).__name__}: {e}); the NumPy sampler stands in")
         sampler, make = "numpy-uniform (PyG's NeighborLoader failed)", numpy_batches
-        batches = list(make(offsets, ids, a.batch, a.fanout, a.batches, 7))
+        batches = list(make(offsets, ids, a.batch, a.fanout, 2 * a.batches, 7))
+    # Two phases of different batches: cold (the loader just made, nothing cached) and warm.
+    phases = [("cold", batches[:a.batches]), ("warm", batches[a.batches:])]
     row_bytes = a.cols * 4
-    print(f"# {n} nodes, {len(ids)} edges, {a.cols} float32 columns, {len(batches)} batches "
-          f"(sampler: {sampler}), device {a.device}")
+    print(f"# {n} nodes, {len(ids)} edges, {a.cols} float32 columns "
+          f"({n * row_bytes / 2**20:.0f} MiB; bam's cache {a.cache_bytes}), {a.batches} batches "
+          f"a phase (sampler: {sampler}), device {a.device}")
     results = []
     mm = np.memmap(feats, dtype=np.float32, mode="r", shape=(n, a.cols))
     if a.device == "cpu":
         for backend in ("file", "emulated-ssd"):
+            drop_from_page_cache(feats)
             with bam.open(feats, "float32", shape=(n, a.cols), backend=backend,
                           cache_bytes=a.cache_bytes) as x:
-                r = run(f"bam-{backend}", batches, lambda nodes: x[nodes], row_bytes)
-                r["stats"] = x.stats()
-                results.append(r)
-        results.append(run("memmap-copy", batches, lambda nodes: np.ascontiguousarray(mm[nodes]), row_bytes))
+                results += run(f"bam-{backend}", phases, lambda nodes: x[nodes], row_bytes,
+                               stats=x.stats)
+        drop_from_page_cache(feats)
+        results += run("memmap-copy", phases, lambda nodes: np.ascontiguousarray(mm[nodes]), row_bytes)
         print("# pinned-copy, pinned-uva and gpu-resident need --device cuda")
     else:
         import torch
@@ -210,33 +255,34 @@ def main():
         # Every loader starts from the batch's node ids on the host (as NeighborLoader gives
         # them) and ends with the features in a GPU tensor.
         for backend in ("file", "emulated-ssd"):
+            drop_from_page_cache(feats)
             with bam.open(feats, "float32", shape=(n, a.cols), backend=backend,
                           cache_bytes=a.cache_bytes, device="cuda") as x:
-                r = run(f"bam-{backend}", batches,
-                        lambda nodes: x[torch.from_numpy(nodes).to(dev, non_blocking=True)],
-                        row_bytes, sync)
-                r["stats"] = x.stats()
-                results.append(r)
-        results.append(run("memmap-copy", batches,
-                           lambda nodes: torch.from_numpy(mm[nodes]).to(dev, non_blocking=True), row_bytes, sync))
-        host = torch.from_numpy(np.asarray(mm)).pin_memory()
-        results.append(run("pinned-copy", batches,
-                           lambda nodes: host.index_select(0, torch.from_numpy(nodes)).to(dev, non_blocking=True),
-                           row_bytes, sync))
+                results += run(f"bam-{backend}", phases,
+                               lambda nodes: x[torch.from_numpy(nodes).to(dev, non_blocking=True)],
+                               row_bytes, sync, stats=x.stats)
+        drop_from_page_cache(feats)
+        results += run("memmap-copy", phases,
+                       lambda nodes: torch.from_numpy(mm[nodes]).to(dev, non_blocking=True), row_bytes, sync)
+        host = torch.from_numpy(np.array(mm)).pin_memory()
+        results += run("pinned-copy", phases,
+                       lambda nodes: host.index_select(0, torch.from_numpy(nodes)).to(dev, non_blocking=True),
+                       row_bytes, sync)
         del host
         # The UVA gather: GPU threads read the rows of pinned host memory in place.
         with bam.open(feats, "float32", shape=(n, a.cols), backend="host-memory",
                       device="cuda") as x:
-            results.append(run("pinned-uva", batches,
-                               lambda nodes: x[torch.from_numpy(nodes).to(dev, non_blocking=True)],
-                               row_bytes, sync))
-        resident = torch.from_numpy(np.asarray(mm)).to(dev)
-        results.append(run("gpu-resident", batches,
-                           lambda nodes: resident.index_select(0, torch.from_numpy(nodes).to(dev)), row_bytes, sync))
+            results += run("pinned-uva", phases,
+                           lambda nodes: x[torch.from_numpy(nodes).to(dev, non_blocking=True)],
+                           row_bytes, sync)
+        resident = torch.from_numpy(np.array(mm)).to(dev)
+        results += run("gpu-resident", phases,
+                       lambda nodes: resident.index_select(0, torch.from_numpy(nodes).to(dev, non_blocking=True)),
+                       row_bytes, sync)
         del resident
     out = {"benchmark": "gnn_features", "machine": platform.node(), "device": a.device,
            "config": {"scale": a.scale, "nodes": n, "edges": int(len(ids)), "cols": a.cols,
-                      "batch": a.batch, "fanout": a.fanout, "batches": len(batches),
+                      "batch": a.batch, "fanout": a.fanout, "batches_per_phase": a.batches,
                       "cache_bytes": a.cache_bytes, "sampler": sampler, "graph": graph_source},
            "results": results}
     os.makedirs(os.path.dirname(a.json) or ".", exist_ok=True)
