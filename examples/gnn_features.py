@@ -184,6 +184,9 @@ def main():
     p.add_argument("--batches", type=int, default=50, help="batches timed in each phase")
     p.add_argument("--cache-bytes", default="256M",
                    help="bam's cache (default: a quarter of the default features)")
+    p.add_argument("--controller-threads", type=int,
+                   help="bam emulated-ssd: host threads serving its queues (default: bam's)")
+    p.add_argument("--loaders", help="a comma list of the loaders to time (default: all)")
     p.add_argument("--dir", help="where the graph and features go (default: a temporary folder)")
     p.add_argument("--bam", help="the bam command line (default: build/gpu/bam or build/cpu/bam)")
     p.add_argument("--json", default="bench/results/gnn_features.json")
@@ -236,16 +239,35 @@ def main():
           f"({n * row_bytes / 2**20:.0f} MiB; bam's cache {a.cache_bytes}), {a.batches} batches "
           f"a phase (sampler: {sampler}), device {a.device}")
     results = []
+
+    known = ["bam-file", "bam-emulated-ssd", "memmap-copy", "pinned-copy", "pinned-uva",
+             "gpu-resident"]
+    wanted = a.loaders.split(",") if a.loaders else known
+    for w in wanted:
+        if w not in known:
+            p.error(f"--loaders: {w!r} is not one of {', '.join(known)}")
+
+    def want(name):
+        return name in wanted
+
+    def controllers(backend):
+        given = backend == "emulated-ssd" and a.controller_threads is not None
+        return {"controller_threads": a.controller_threads} if given else {}
+
     mm = np.memmap(feats, dtype=np.float32, mode="r", shape=(n, a.cols))
     if a.device == "cpu":
         for backend in ("file", "emulated-ssd"):
+            if not want(f"bam-{backend}"):
+                continue
             drop_from_page_cache(feats)
             with bam.open(feats, "float32", shape=(n, a.cols), backend=backend,
-                          cache_bytes=a.cache_bytes) as x:
+                          cache_bytes=a.cache_bytes, **controllers(backend)) as x:
                 results += run(f"bam-{backend}", phases, lambda nodes: x[nodes], row_bytes,
                                stats=x.stats)
-        drop_from_page_cache(feats)
-        results += run("memmap-copy", phases, lambda nodes: np.ascontiguousarray(mm[nodes]), row_bytes)
+        if want("memmap-copy"):
+            drop_from_page_cache(feats)
+            results += run("memmap-copy", phases, lambda nodes: np.ascontiguousarray(mm[nodes]),
+                           row_bytes)
         print("# pinned-copy, pinned-uva and gpu-resident need --device cuda")
     else:
         import torch
@@ -255,35 +277,43 @@ def main():
         # Every loader starts from the batch's node ids on the host (as NeighborLoader gives
         # them) and ends with the features in a GPU tensor.
         for backend in ("file", "emulated-ssd"):
+            if not want(f"bam-{backend}"):
+                continue
             drop_from_page_cache(feats)
             with bam.open(feats, "float32", shape=(n, a.cols), backend=backend,
-                          cache_bytes=a.cache_bytes, device="cuda") as x:
+                          cache_bytes=a.cache_bytes, device="cuda", **controllers(backend)) as x:
                 results += run(f"bam-{backend}", phases,
                                lambda nodes: x[torch.from_numpy(nodes).to(dev, non_blocking=True)],
                                row_bytes, sync, stats=x.stats)
-        drop_from_page_cache(feats)
-        results += run("memmap-copy", phases,
-                       lambda nodes: torch.from_numpy(mm[nodes]).to(dev, non_blocking=True), row_bytes, sync)
-        host = torch.from_numpy(np.array(mm)).pin_memory()
-        results += run("pinned-copy", phases,
-                       lambda nodes: host.index_select(0, torch.from_numpy(nodes)).to(dev, non_blocking=True),
-                       row_bytes, sync)
-        del host
-        # The UVA gather: GPU threads read the rows of pinned host memory in place.
-        with bam.open(feats, "float32", shape=(n, a.cols), backend="host-memory",
-                      device="cuda") as x:
-            results += run("pinned-uva", phases,
-                           lambda nodes: x[torch.from_numpy(nodes).to(dev, non_blocking=True)],
+        if want("memmap-copy"):
+            drop_from_page_cache(feats)
+            results += run("memmap-copy", phases,
+                           lambda nodes: torch.from_numpy(mm[nodes]).to(dev, non_blocking=True),
                            row_bytes, sync)
-        resident = torch.from_numpy(np.array(mm)).to(dev)
-        results += run("gpu-resident", phases,
-                       lambda nodes: resident.index_select(0, torch.from_numpy(nodes).to(dev, non_blocking=True)),
-                       row_bytes, sync)
-        del resident
+        if want("pinned-copy"):
+            host = torch.from_numpy(np.array(mm)).pin_memory()
+            results += run("pinned-copy", phases,
+                           lambda nodes: host.index_select(0, torch.from_numpy(nodes)).to(
+                               dev, non_blocking=True), row_bytes, sync)
+            del host
+        if want("pinned-uva"):
+            # The UVA gather: GPU threads read the rows of pinned host memory in place.
+            with bam.open(feats, "float32", shape=(n, a.cols), backend="host-memory",
+                          device="cuda") as x:
+                results += run("pinned-uva", phases,
+                               lambda nodes: x[torch.from_numpy(nodes).to(dev, non_blocking=True)],
+                               row_bytes, sync)
+        if want("gpu-resident"):
+            resident = torch.from_numpy(np.array(mm)).to(dev)
+            results += run("gpu-resident", phases,
+                           lambda nodes: resident.index_select(
+                               0, torch.from_numpy(nodes).to(dev, non_blocking=True)), row_bytes, sync)
+            del resident
     out = {"benchmark": "gnn_features", "machine": platform.node(), "device": a.device,
            "config": {"scale": a.scale, "nodes": n, "edges": int(len(ids)), "cols": a.cols,
                       "batch": a.batch, "fanout": a.fanout, "batches_per_phase": a.batches,
-                      "cache_bytes": a.cache_bytes, "sampler": sampler, "graph": graph_source},
+                      "cache_bytes": a.cache_bytes, "controller_threads": a.controller_threads,
+                      "sampler": sampler, "graph": graph_source},
            "results": results}
     os.makedirs(os.path.dirname(a.json) or ".", exist_ok=True)
     with open(a.json, "w") as f:

@@ -25,7 +25,7 @@ _BACKENDS = ("file", "emulated-ssd", "host-memory", "device-memory")
 
 
 def open(path, dtype, shape=None, *, backend="file", cache_bytes=None, line_bytes=4096,  # noqa: A001
-         devices=1, device=None, writable=False, faults=None):
+         devices=1, device=None, writable=False, faults=None, controller_threads=None):
     """Opens a binary file of little-endian values as a bam.Array.
 
     path: a file, or a list of the files of a striped set (backend "file").
@@ -44,6 +44,9 @@ def open(path, dtype, shape=None, *, backend="file", cache_bytes=None, line_byte
         stream, from torch or CuPy GPU indices. None: "cpu".
     writable: allows scatter(); flush() and close() write back to the file.
     faults: emulated-ssd only, the command line's --faults spec ("error-rate=0.01,seed=7").
+    controller_threads: emulated-ssd only, host threads serving the emulated devices' queues
+        (at most 32 with device="cuda", 8 on the CPU). None: 1 with device="cpu"; with
+        device="cuda" a quarter of the machine's cores, 1 to 4.
     """
     np_dtype, cli_name = parse_dtype(dtype)
     if backend not in _BACKENDS:
@@ -56,7 +59,10 @@ def open(path, dtype, shape=None, *, backend="file", cache_bytes=None, line_byte
     rows, row_len = _rows_and_length(shape)
     handle = _bam.open(paths, cli_name, rows, row_len, backend, _size(cache_bytes, "cache_bytes"),
                        _size(line_bytes, "line_bytes"), _count(devices, "devices"),
-                       bool(writable), "" if faults is None else str(faults), gpu)
+                       bool(writable), "" if faults is None else str(faults),
+                       0 if controller_threads is None else _count(controller_threads,
+                                                                   "controller_threads"),
+                       gpu)
     full = (handle.rows,) if shape is None or _ndim(shape) == 1 else (handle.rows, row_len)
     return Array(handle, np_dtype, full, backend, ",".join(paths), device)
 

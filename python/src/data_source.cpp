@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <system_error>
+#include <thread>
 
 #include <bam/error.hpp>
 
@@ -60,6 +61,12 @@ void check(const source_options& o) {
   if (b == "host-memory" && o.devices != 1)
     throw input_error("backend 'host-memory' reads no devices: leave devices at 1");
   if (o.devices == 0) throw input_error("devices must be at least 1");
+  if (o.controller_threads != 0 && b != "emulated-ssd") {
+    throw input_error(
+        "controller_threads: backend 'emulated-ssd' only (its host threads "
+        "serve emulated devices; backend '" +
+        b + "')");
+  }
   if (!o.faults.empty() && b != "emulated-ssd") {
     throw input_error("faults need backend 'emulated-ssd' (backend '" + b +
                       "' reads real files or memory; their errors are real)");
@@ -86,12 +93,20 @@ storage_config emulated_config(const source_options& o) {
   s.queues_per_device = cpu_queues;
   s.queue_depth = cpu_depth;
   s.placement = controller_placement::cpu_thread;
+  s.controller_threads = o.controller_threads != 0 ? o.controller_threads : 1;
   // The command line's default device: Optane's latency, no IOPS or bandwidth caps.
   s.model = device_model::optane();
   s.model.caps = false;
   s.stripe_bytes = stripe_bytes(o);
   s.faults = device_faults(o);
   return s;
+}
+
+// The host controller over GPU memory waits once per batch of copies it queued (copies of
+// loaded lines into the cache), which bounds the commands one thread serves: a quarter of the
+// machine's cores, 1 to 4, share the queues (measured in docs/python.md).
+std::uint32_t gpu_controller_threads() {
+  return std::clamp(std::thread::hardware_concurrency() / 4, 1u, 4u);
 }
 
 // On a GPU: more queues, so the GPU's many waiting threads spread over them, and the
@@ -104,6 +119,8 @@ storage_config gpu_emulated_config(const source_options& o) {
   s.queues_per_device = gpu_queues;
   s.queue_depth = gpu_depth;
   s.placement = controller_placement::host_thread;
+  s.controller_threads =
+      o.controller_threads != 0 ? o.controller_threads : gpu_controller_threads();
   return s;
 }
 

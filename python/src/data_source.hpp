@@ -42,6 +42,9 @@ struct source_options {
   std::uint32_t devices = 1;  ///< emulated-ssd: devices the data is striped over
   bool writable = false;
   std::string faults;   ///< emulated-ssd: the command line's --faults spec
+  /// emulated-ssd: host threads serving the devices' queues; 0: one on the CPU path, on a
+  /// GPU a quarter of the machine's cores, 1 to 4 (gpu_controller_threads)
+  std::uint32_t controller_threads = 0;
   int gpu_device = -1;  ///< -1: the CPU path; else the CUDA device kernels run on
 };
 

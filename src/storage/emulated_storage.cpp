@@ -1,6 +1,8 @@
 #include <bam/storage/emulated_storage.hpp>
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 
 #include <bam/error.hpp>
 #include <bam/platform/atomic.hpp>
@@ -34,6 +36,17 @@ void check(const storage_config& c) {
   }
   if (c.controller.gpu_scope_edges && c.placement != controller_placement::gpu_kernel) {
     bad("GPU-scope queue edges need the gpu_kernel placement");
+  }
+  if (c.controller_threads == 0 || c.controller_threads > c.queues_per_device) {
+    bad("controller threads must be 1 to the queues per device (" +
+        std::to_string(c.queues_per_device) + "), not " + std::to_string(c.controller_threads));
+  }
+  if (c.controller_threads > 1 && c.placement == controller_placement::gpu_kernel) {
+    bad("controller threads are host threads: the gpu_kernel placement has none");
+  }
+  if (c.controller_threads > 1 && c.model.caps) {
+    bad("several controller threads need a device model without caps (each thread would "
+        "keep a device's rate cap of its own)");
   }
 }
 
@@ -117,7 +130,8 @@ struct emulated_storage::impl final : controller_service {
   device_memory device_queues;         // GPU placements: the array kernels dereference
   owned_stream copies;                 // GPU placements: copies that never wait on kernels
   pinned_memory staging;               // gpu_kernel: queue counters copied out
-  std::unique_ptr<emulated::cpu_controller> cpu;
+  /// Host placements: controller t serves queue q of each device where q % cpus.size() == t.
+  std::vector<std::unique_ptr<emulated::cpu_controller>> cpus;
   std::unique_ptr<emulated::gpu_controller> gpu;
   device_set_ref view;
   bool attached = false;
@@ -125,7 +139,7 @@ struct emulated_storage::impl final : controller_service {
   ~impl() override {
     if (attached) rt->detach(*this);
     gpu.reset();
-    cpu.reset();
+    cpus.clear();
     runtime::release(queue_block, queue_memory);
   }
 
@@ -149,19 +163,49 @@ struct emulated_storage::impl final : controller_service {
     if (gpu) {
       gpu->start();
     } else {
-      cpu->start();
+      for (auto& c : cpus) c->start();
     }
   }
   void stop() override {
     if (gpu) {
       gpu->stop();
     } else {
-      cpu->stop();
+      for (auto& c : cpus) c->stop();
     }
   }
-  bool running() const override { return gpu ? gpu->running() : cpu->running(); }
+  bool running() const override {
+    if (gpu) return gpu->running();
+    return std::any_of(cpus.begin(), cpus.end(), [](const auto& c) { return c->running(); });
+  }
   std::vector<std::string> stuck_queues(std::uint64_t age_ns) const override {
-    return gpu ? gpu->stuck_queues(age_ns) : cpu->stuck_queues(age_ns);
+    if (gpu) return gpu->stuck_queues(age_ns);
+    std::vector<std::string> out;
+    for (const auto& c : cpus) {
+      for (std::string& line : c->stuck_queues(age_ns)) out.push_back(std::move(line));
+    }
+    return out;
+  }
+  std::vector<device_stats> controller_stats() const {
+    if (gpu) return gpu->stats();
+    std::vector<device_stats> sum = cpus.front()->stats();
+    for (std::size_t t = 1; t < cpus.size(); ++t) {
+      const std::vector<device_stats> more = cpus[t]->stats();
+      for (std::size_t d = 0; d < sum.size(); ++d) {
+        device_stats& a = sum[d];
+        const device_stats& b = more[d];
+        a.commands += b.commands;
+        a.reads += b.reads;
+        a.writes += b.writes;
+        a.flushes += b.flushes;
+        a.bytes_read += b.bytes_read;
+        a.bytes_written += b.bytes_written;
+        a.invalid += b.invalid;
+        a.injected_errors += b.injected_errors;
+        a.dropped += b.dropped;
+        a.late += b.late;
+      }
+    }
+    return sum;
   }
   std::string health() const override { return gpu ? gpu->health() : std::string(); }
   std::string name() const override {
@@ -268,7 +312,17 @@ emulated_storage::emulated_storage(const storage_config& config,
     m.gpu = std::make_unique<emulated::gpu_controller>(*m.rt, std::move(devices), m.image.get(),
                                                        config.controller);
   } else {
-    m.cpu = std::make_unique<emulated::cpu_controller>(std::move(devices), m.image.get());
+    const std::uint32_t threads = config.controller_threads;
+    for (std::uint32_t t = 0; t < threads; ++t) {
+      std::vector<emulated::controller_device> share = devices;
+      for (std::uint32_t d = 0; d < config.devices; ++d) {
+        share[d].queues.clear();
+        for (std::uint32_t q = t; q < config.queues_per_device; q += threads) {
+          share[d].queues.push_back(devices[d].queues[q]);
+        }
+      }
+      m.cpus.push_back(std::make_unique<emulated::cpu_controller>(std::move(share), m.image.get()));
+    }
   }
   if (m.rt) {
     m.rt->attach(m);
@@ -308,7 +362,8 @@ std::uint32_t emulated_storage::reset_queue(std::uint32_t device, std::uint32_t 
   if (m.gpu) {
     released = m.gpu->reset_queue(device, queue);
   } else {
-    m.cpu->reset_queue(device, queue);
+    const auto threads = static_cast<std::uint32_t>(m.cpus.size());
+    m.cpus[queue % threads]->reset_queue(device, queue / threads);
     if (m.queue_memory == memory_kind::host) released = m.queues[i].release_abandoned_holds();
   }
   m.zero_queue_memory(i * m.queue_bytes, m.queue_bytes);
@@ -335,7 +390,7 @@ std::vector<std::string> emulated_storage::stuck_queues(std::uint64_t age_ns) co
 storage_stats emulated_storage::stats() const {
   const impl& m = *impl_;
   storage_stats s;
-  s.devices = m.gpu ? m.gpu->stats() : m.cpu->stats();
+  s.devices = m.controller_stats();
   if (m.queue_memory == memory_kind::device) {
     const queue_counters* out =
         m.copy_control_field(&queue_control::counters, "copying queue counters");

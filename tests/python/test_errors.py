@@ -103,3 +103,13 @@ def test_every_read_failing_names_every_row(data_file):
         with pytest.raises(bam.IOError) as info:
             a[[5, 1, 5, 4000]]
         assert info.value.rows == [1, 5, 4000]
+
+
+def test_controller_threads_are_for_emulated_devices_and_at_most_the_queues(data_file):
+    path, _ = data_file("uint32", 1000)
+    with pytest.raises(ValueError, match="emulated-ssd"):
+        bam.open(path, "u32", backend="file", controller_threads=2)
+    with pytest.raises(ValueError, match="controller threads must be 1 to the queues"):
+        bam.open(path, "u32", backend="emulated-ssd", controller_threads=9)
+    with pytest.raises(ValueError, match="positive integer"):
+        bam.open(path, "u32", backend="emulated-ssd", controller_threads=0)

@@ -92,3 +92,13 @@ def test_a_striped_set_of_files_reads_as_one_array(tmp_path, data_file):
     with bam.open(parts, "u32", backend="file", devices=2) as a:
         idx = np.array([0, 16384, 32768, 65535, 40000])
         np.testing.assert_array_equal(a[idx], ref[idx])
+
+
+def test_several_controller_threads_serve_an_emulated_ssd(data_file):
+    path, ref = data_file("float32", 64 * 1024)
+    ref = ref.reshape(-1, 64)
+    idx = np.random.default_rng(3).integers(0, len(ref), 2_000)
+    with bam.open(path, "f32", shape=(-1, 64), backend="emulated-ssd", devices=2,
+                  cache_bytes="64K", line_bytes=512, controller_threads=3) as a:
+        np.testing.assert_array_equal(a[idx], ref[idx])
+        assert a.stats()["loads"] > 0
