@@ -104,18 +104,7 @@ void check_image(const storage_config& c, const backing_store& image, const gpu_
 
 device_stats storage_stats::total() const {
   device_stats t;
-  for (const auto& d : devices) {
-    t.commands += d.commands;
-    t.reads += d.reads;
-    t.writes += d.writes;
-    t.flushes += d.flushes;
-    t.bytes_read += d.bytes_read;
-    t.bytes_written += d.bytes_written;
-    t.invalid += d.invalid;
-    t.injected_errors += d.injected_errors;
-    t.dropped += d.dropped;
-    t.late += d.late;
-  }
+  for (const auto& d : devices) t += d;
   return t;
 }
 
@@ -190,20 +179,7 @@ struct emulated_storage::impl final : controller_service {
     std::vector<device_stats> sum = cpus.front()->stats();
     for (std::size_t t = 1; t < cpus.size(); ++t) {
       const std::vector<device_stats> more = cpus[t]->stats();
-      for (std::size_t d = 0; d < sum.size(); ++d) {
-        device_stats& a = sum[d];
-        const device_stats& b = more[d];
-        a.commands += b.commands;
-        a.reads += b.reads;
-        a.writes += b.writes;
-        a.flushes += b.flushes;
-        a.bytes_read += b.bytes_read;
-        a.bytes_written += b.bytes_written;
-        a.invalid += b.invalid;
-        a.injected_errors += b.injected_errors;
-        a.dropped += b.dropped;
-        a.late += b.late;
-      }
+      for (std::size_t d = 0; d < sum.size(); ++d) sum[d] += more[d];
     }
     return sum;
   }

@@ -50,4 +50,29 @@ TEST(StorageConfig, RefusesGpuScopeEdgesWithoutAControllerKernel) {
   EXPECT_NE(refusal(c).find("GPU-scope queue edges"), std::string::npos);
 }
 
+// Two devices of 8 queues, served by `threads` host threads, a model without caps.
+storage_config threaded(std::uint32_t threads) {
+  storage_config c;
+  c.devices = 2;
+  c.queues_per_device = 8;
+  c.model = bam::device_model::latency_only(5);
+  c.controller_threads = threads;
+  return c;
+}
+
+TEST(StorageConfig, RefusesNoControllerThreadsMoreThanTheQueuesCapsOrAControllerKernel) {
+  storage_config c = threaded(0);
+  EXPECT_NE(refusal(c).find("controller threads must be 1 to"), std::string::npos);
+  c = threaded(9);
+  EXPECT_NE(refusal(c).find("controller threads must be 1 to the queues per device (8)"),
+            std::string::npos);
+  c = threaded(2);
+  c.model = bam::device_model::optane();  // caps on
+  EXPECT_NE(refusal(c).find("without caps"), std::string::npos);
+  c = threaded(2);
+  c.placement = bam::controller_placement::gpu_kernel;
+  EXPECT_NE(refusal(c).find("gpu_kernel placement has none"), std::string::npos);
+  EXPECT_EQ(refusal(threaded(3)), "");
+}
+
 }  // namespace

@@ -13,7 +13,6 @@
 #include <thread>
 #include <vector>
 
-#include <bam/error.hpp>
 #include <bam/platform/atomic.hpp>
 #include <bam/storage/backing_store.hpp>
 #include <bam/storage/emulated_storage.hpp>
@@ -35,15 +34,6 @@ storage_config threaded(std::uint32_t threads) {
   c.timeout_ns = 10'000'000'000ull;
   c.controller_threads = threads;
   return c;
-}
-
-std::string refusal(const storage_config& c) {
-  try {
-    const emulated_storage s(c, backing_store::in_memory(1 << 20));
-  } catch (const input_error& e) {
-    return e.what();
-  }
-  return {};
 }
 
 std::shared_ptr<backing_store> patterned() {
@@ -81,21 +71,6 @@ std::uint32_t read_and_check(const emulated_storage& ssd, const backing_store& i
     }
   }
   return bad;
-}
-
-TEST(ControllerThreads, RefuseNoneMoreThanTheQueuesCapsOrAControllerKernel) {
-  storage_config c = threaded(0);
-  EXPECT_NE(refusal(c).find("controller threads must be 1 to"), std::string::npos);
-  c = threaded(9);
-  EXPECT_NE(refusal(c).find("controller threads must be 1 to the queues per device (8)"),
-            std::string::npos);
-  c = threaded(2);
-  c.model = device_model::optane();  // caps on
-  EXPECT_NE(refusal(c).find("without caps"), std::string::npos);
-  c = threaded(2);
-  c.placement = controller_placement::gpu_kernel;
-  EXPECT_NE(refusal(c).find("gpu_kernel placement has none"), std::string::npos);
-  EXPECT_EQ(refusal(threaded(3)), "");
 }
 
 TEST(ControllerThreads, EveryQueueIsServedAndTheCountersAddUp) {

@@ -122,6 +122,20 @@ struct device_stats {
   std::uint64_t injected_errors = 0;  ///< completed with an injected error status
   std::uint64_t dropped = 0;          ///< completions never posted
   std::uint64_t late = 0;             ///< completions delayed on purpose
+
+  device_stats& operator+=(const device_stats& o) {
+    commands += o.commands;
+    reads += o.reads;
+    writes += o.writes;
+    flushes += o.flushes;
+    bytes_read += o.bytes_read;
+    bytes_written += o.bytes_written;
+    invalid += o.invalid;
+    injected_errors += o.injected_errors;
+    dropped += o.dropped;
+    late += o.late;
+    return *this;
+  }
 };
 
 struct storage_stats {
