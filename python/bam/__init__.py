@@ -46,7 +46,7 @@ def open(path, dtype, shape=None, *, backend="file", cache_bytes=None, line_byte
     faults: emulated-ssd only, the command line's --faults spec ("error-rate=0.01,seed=7").
     controller_threads: emulated-ssd only, host threads serving the emulated devices' queues
         (at most 32 with device="cuda", 8 on the CPU). None: 1 with device="cpu"; with
-        device="cuda" a quarter of the machine's cores, 1 to 4.
+        device="cuda" 2 where the machine has 8 cores or more, else 1.
     """
     np_dtype, cli_name = parse_dtype(dtype)
     if backend not in _BACKENDS:

@@ -43,7 +43,7 @@ struct source_options {
   bool writable = false;
   std::string faults;   ///< emulated-ssd: the command line's --faults spec
   /// emulated-ssd: host threads serving the devices' queues; 0: one on the CPU path, on a
-  /// GPU a quarter of the machine's cores, 1 to 4 (gpu_controller_threads)
+  /// GPU two where the machine has 8 cores or more (gpu_controller_threads)
   std::uint32_t controller_threads = 0;
   int gpu_device = -1;  ///< -1: the CPU path; else the CUDA device kernels run on
 };
