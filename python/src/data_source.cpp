@@ -155,6 +155,8 @@ cache_config cache_for(const source_options& o, std::uint64_t data_bytes) {
   c.capacity_bytes =
       o.cache_bytes ? o.cache_bytes : std::max<std::uint64_t>(data_bytes / 8, 1 << 20);
   c.capacity_bytes = std::max<std::uint64_t>(c.capacity_bytes, o.line_bytes);
+  // The file backend's I/O threads read the PRP lists of lines over two pages (8 KiB+).
+  c.prp_lists_in_host_memory = o.backend == "file" && o.gpu_device >= 0;
   return c;
 }
 

@@ -154,6 +154,7 @@ struct page_cache::impl {
   cache_config config;
   std::unique_ptr<detail::cache_executor> exec;
   memory_kind memory = memory_kind::host;
+  memory_kind prp_memory = memory_kind::host;  ///< of mem.prp_lists
   std::uint32_t lines = 0;
   page_cache_ref::memory mem{};
 
@@ -208,7 +209,7 @@ struct page_cache::impl {
     free(mem.state);
     free(mem.referenced);
     free(mem.hand);
-    free(mem.prp_lists);
+    runtime::release(mem.prp_lists, prp_memory);
     free(mem.bounce);
     free(mem.bounce_busy);
     free(mem.slots);
@@ -246,10 +247,16 @@ void page_cache::init(const cache_config& config, std::unique_ptr<detail::cache_
   mem.referenced = static_cast<std::uint32_t*>(m.alloc(std::uint64_t{m.lines} * 4));
   mem.hand = static_cast<std::uint64_t*>(m.alloc(hot_line_bytes));
   mem.prp_per_line = prp_entries_per_line(config.line_bytes);
-  mem.prp_lists =
-      mem.prp_per_line
-          ? static_cast<std::uint64_t*>(m.alloc(std::uint64_t{m.lines} * mem.prp_per_line * 8))
-          : nullptr;
+  m.prp_memory = config.prp_lists_in_host_memory && m.memory == memory_kind::device
+                     ? memory_kind::pinned
+                     : m.memory;
+  if (mem.prp_per_line != 0) {
+    const std::uint64_t bytes = std::uint64_t{m.lines} * mem.prp_per_line * 8;
+    mem.prp_lists = static_cast<std::uint64_t*>(runtime::allocate(bytes, m.prp_memory));
+    runtime::fill_zero(mem.prp_lists, bytes, m.prp_memory);
+  } else {
+    mem.prp_lists = nullptr;
+  }
   mem.bounce_count = m.config.bounce_buffers;
   mem.bounce_bytes = bounce_bytes;
   mem.bounce = static_cast<std::uint8_t*>(m.alloc(std::uint64_t{mem.bounce_count} * bounce_bytes));

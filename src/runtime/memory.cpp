@@ -40,6 +40,8 @@ void fill_zero(void* p, std::uint64_t bytes, memory_kind kind) {
   }
 }
 
+bool host_readable(const void* p) { return detail::cuda_host_readable(p); }
+
 void copy_any(void* dst, const void* src, std::uint64_t bytes) {
   detail::cuda_copy_any(dst, src, bytes, true);
 }

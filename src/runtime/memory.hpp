@@ -29,6 +29,9 @@ void copy_any(void* dst, const void* src, std::uint64_t bytes);
 void copy_any_async(void* dst, const void* src, std::uint64_t bytes);
 /// Waits for every copy the calling thread queued with copy_any_async.
 void copy_fence();
+/// Whether the host can load from `p` in place: host memory, or pinned memory (CUDA's
+/// view of it). False for GPU memory.
+bool host_readable(const void* p);
 
 namespace detail {
 // CUDA halves of the above (memory_cuda.cu, or memory_nocuda.cpp that throws).
@@ -38,6 +41,7 @@ void cuda_fill_zero(void* p, std::uint64_t bytes);
 void cuda_copy_to_device(void* dst, const void* src, std::uint64_t bytes);
 void cuda_copy_any(void* dst, const void* src, std::uint64_t bytes, bool wait);
 void cuda_copy_fence();
+bool cuda_host_readable(const void* p);
 /// Queues `count` copies on `stream`: one cudaMemcpyBatchAsync, or one cudaMemcpyAsync each
 /// where the runtime refuses batches (then for the rest of the process); checked, asynchronous.
 void cuda_copy_batch_async(void* const* dsts, const void* const* srcs, const std::size_t* sizes,

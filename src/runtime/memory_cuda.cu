@@ -129,4 +129,11 @@ void cuda_copy_fence() {
   BAM_CUDA_CHECK(cudaStreamSynchronize(c.stream));
 }
 
+bool cuda_host_readable(const void* p) {
+  cudaPointerAttributes a{};
+  BAM_CUDA_CHECK(cudaPointerGetAttributes(&a, p));
+  // Unregistered host memory reports cudaMemoryTypeUnregistered, pinned cudaMemoryTypeHost.
+  return a.type == cudaMemoryTypeHost || a.type == cudaMemoryTypeUnregistered;
+}
+
 }  // namespace bam::runtime::detail

@@ -20,6 +20,7 @@ void cuda_copy_any(void*, const void*, std::uint64_t, bool) {
   throw error("copies to GPU memory need a CUDA build of bam");
 }
 void cuda_copy_fence() {}
+bool cuda_host_readable(const void*) { return true; }
 void cuda_copy_batch_async(void* const*, const void* const*, const std::size_t*, std::size_t count,
                            stream_handle) {
   if (count != 0) throw error("copies to GPU memory need a CUDA build of bam");

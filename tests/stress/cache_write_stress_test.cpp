@@ -103,7 +103,9 @@ TEST_P(CacheLongLines, EveryLineReadsAndWritesBack) {
     }
     for (std::uint64_t i = 0; i < words; ++i) {
       expected[i] = i % 5 == 0 ? written_word(i) : pattern_word(i);
-      if (i % 5 == 0) ASSERT_TRUE(ref.try_store(i, written_word(i)).ok()) << "element " << i;
+      if (i % 5 == 0) {
+        ASSERT_TRUE(ref.try_store(i, written_word(i)).ok()) << "element " << i;
+      }
     }
     EXPECT_GT(a.stats().write_backs, 0u) << "evictions should have written lines back";
     a.flush();
@@ -114,8 +116,8 @@ TEST_P(CacheLongLines, EveryLineReadsAndWritesBack) {
 
 INSTANTIATE_TEST_SUITE_P(LinesOfMoreThanTwoPages, CacheLongLines,
                          ::testing::Values(16384u, 32768u, 65536u),
-                         [](const ::testing::TestParamInfo<std::uint32_t>& info) {
-                           return "Line" + std::to_string(info.param);
+                         [](const ::testing::TestParamInfo<std::uint32_t>& line) {
+                           return "Line" + std::to_string(line.param);
                          });
 
 TEST(CacheWrites, ReadersAndWritersSharingLinesSeeTheirOwnElements) {

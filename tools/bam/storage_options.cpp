@@ -248,6 +248,8 @@ cache_config storage_options::cache(std::uint64_t default_cache_bytes) const {
   c.mode = mode();
   c.translation = translation;
   c.write_behind = write_behind == "on";
+  // The file backend's I/O threads read the PRP lists of lines over two pages (8 KiB+).
+  c.prp_lists_in_host_memory = backend == "file" && use_gpu();
   // --io-timeout-ms bounds a faulted run: a line the cache cannot free (held by a command
   // that may still run) is waited for a few command timeouts, not the default 30 s.
   if (io_timeout_ms != 0) c.victim_timeout_ns = 4 * io_timeout_ms * 1'000'000;

@@ -35,6 +35,10 @@ class gpu_copier final : public staging_copier {
     rt_.synchronize(stream_.get(), 10'000'000'000ull, "file staging copies");
   }
   std::uint64_t read_u64(std::uint64_t address) override {
+    // A PRP list in pinned memory (cache_config::prp_lists_in_host_memory) is read in place:
+    // the GPU wrote it before the doorbell that the server acquired.
+    const auto* p = reinterpret_cast<const std::uint64_t*>(address);
+    if (runtime::host_readable(p)) return *p;
     issue();  // in call order with the copies queued before
     copy_async(word_, reinterpret_cast<const void*>(address), sizeof(std::uint64_t), stream_.get());
     wait();
