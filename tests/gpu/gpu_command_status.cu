@@ -215,9 +215,82 @@ void run(checker& c, controller_placement placement, const options&) {
   c.equal(total.flushes, std::uint64_t{1}, p + ": flushes");
 }
 
+// Sends `count` one-block reads on device 0's queue 0, a status each.
+struct reads_kernel {
+  device_set_ref set;
+  std::uint8_t* mem;
+  std::uint32_t* statuses;
+  std::uint32_t count;
+  bool run;
+
+  __device__ void operator()(thread_index t) const {
+    if (t.id != 0 || !run) return;
+    for (std::uint32_t k = 0; k < count; ++k) {
+      queue_ticket ticket;
+      const auto cmd =
+          nvme::make_rw(nvme::io_opcode::read, 1, k, 1, reinterpret_cast<std::uint64_t>(mem), 0);
+      statuses[k] = set.queue(0, 0).execute(cmd, ticket).bits();
+    }
+  }
+};
+
+// An injected error is a transient fault: the same commands sent again after a queue reset
+// (what bam copy does before it retries) must not meet the same errors again. The GPU
+// controller reset a queue's draw sequence with the rest of its cursor, so a retried
+// write-back failed again, every time, wherever the first attempt had failed.
+void run_reset_draws(checker& c, controller_placement placement, const options&) {
+  const std::string p = name(placement);
+  gpu_runtime rt(test_runtime_config());
+  if (!c.expect(rt.gpu(), "a GPU is present: " + rt.message())) return;
+  constexpr std::uint32_t count = 64;
+  storage_config cfg;
+  cfg.devices = 1;
+  cfg.queues_per_device = 1;
+  cfg.queue_depth = 8;
+  cfg.model = device_model::unlimited();
+  cfg.model.latency_us = 1;
+  cfg.faults.error_rate = 0.5;
+  cfg.faults.seed = 5;
+  cfg.timeout_ns = 20'000'000'000ull;
+  cfg.placement = placement;
+  auto image = backing_store::in_memory(1 << 20, memory_kind::pinned);
+  emulated_storage ssd(cfg, image, &rt);
+  io_memory mem(placement, page);
+  pinned_memory statuses(sizeof(std::uint32_t) * count);
+  reads_kernel k{ssd.ref(), mem.data(), statuses.as<std::uint32_t>(), count, false};
+  rt.preload({kernel_function<reads_kernel>()});
+  rt.warm_up([&](stream_handle s) { launch(s, 1, 32, k); });
+  k.run = true;
+  std::vector<std::uint32_t> rounds[2];
+  for (auto& round : rounds) {
+    {
+      stop_guard guard(rt);
+      rt.start();
+      launch(rt.stream(), 1, 32, k);
+      rt.synchronize(rt.stream(), 0, "the reads");
+      rt.check();
+    }
+    round.assign(statuses.as<std::uint32_t>(), statuses.as<std::uint32_t>() + count);
+    (void)ssd.reset_queue(0, 0);
+  }
+  std::uint32_t failed[2] = {0, 0};
+  for (int r = 0; r < 2; ++r) {
+    for (const std::uint32_t bits : rounds[r]) failed[r] += bits != 0 ? 1 : 0;
+  }
+  c.expect(failed[0] > 0 && failed[0] < count,
+           p + ": some reads failed, some did not (" + std::to_string(failed[0]) + " of 64)");
+  c.expect(rounds[0] != rounds[1],
+           p + ": after a queue reset the same reads met other injected errors");
+}
+
+void run_all(checker& c, controller_placement placement, const options& o) {
+  run(c, placement, o);
+  run_reset_draws(c, placement, o);
+}
+
 }  // namespace
 }  // namespace bam::gpu_test
 
 int main(int argc, char** argv) {
-  return bam::gpu_test::run_per_placement(argc, argv, "gpu_command_status", bam::gpu_test::run);
+  return bam::gpu_test::run_per_placement(argc, argv, "gpu_command_status", bam::gpu_test::run_all);
 }

@@ -397,9 +397,15 @@ std::uint32_t gpu_controller::reset_queue(std::uint32_t device, std::uint32_t qu
   release_abandoned_holds_kernel<<<1, 1, 0, m.copies.get()>>>(m.devices[device].queues[queue],
                                                               released);
   BAM_CUDA_CHECK(cudaGetLastError());
+  // The queue starts over, but its draw sequence goes on: fault and latency draws are keyed
+  // by it, and commands retried after a reset must not meet the same injected errors again.
+  queue_cursor old{};
+  copy_async(&old, m.params.cursors + q, sizeof old, m.copies.get());
+  m.wait_copies("reading a queue's cursor");
   queue_cursor c{};
   c.phase = 1;
   c.earliest_due = no_due;
+  c.sequence = old.sequence;
   copy_async(m.params.cursors + q, &c, sizeof c, m.copies.get());
   m.wait_copies("resetting a queue");
   return *released;
