@@ -174,12 +174,14 @@ struct page_cache::impl {
   std::uint64_t next_tag_base = 0;
   std::uint32_t next_tenant = 1;  ///< frame owner ids are never reused (dense_cache.hpp)
 
-  void* alloc(std::uint64_t bytes) {
-    void* p = runtime::allocate(bytes, memory);
-    runtime::fill_zero(p, bytes, memory);
+  void* alloc(std::uint64_t bytes) { return alloc(bytes, memory); }
+  void* alloc(std::uint64_t bytes, memory_kind kind) {
+    void* p = runtime::allocate(bytes, kind);
+    runtime::fill_zero(p, bytes, kind);
     return p;
   }
   void free(void* p) { runtime::release(p, memory); }
+  void free(void* p, memory_kind kind) { runtime::release(p, kind); }
 
   void publish_slot(std::uint32_t index) {
     exec->copy_to_cache(&mem.slots[index], &arrays[index].slot, sizeof(array_slot));
@@ -209,7 +211,7 @@ struct page_cache::impl {
     free(mem.state);
     free(mem.referenced);
     free(mem.hand);
-    runtime::release(mem.prp_lists, prp_memory);
+    free(mem.prp_lists, prp_memory);
     free(mem.bounce);
     free(mem.bounce_busy);
     free(mem.slots);
@@ -250,13 +252,9 @@ void page_cache::init(const cache_config& config, std::unique_ptr<detail::cache_
   m.prp_memory = config.prp_lists_in_host_memory && m.memory == memory_kind::device
                      ? memory_kind::pinned
                      : m.memory;
-  if (mem.prp_per_line != 0) {
-    const std::uint64_t bytes = std::uint64_t{m.lines} * mem.prp_per_line * 8;
-    mem.prp_lists = static_cast<std::uint64_t*>(runtime::allocate(bytes, m.prp_memory));
-    runtime::fill_zero(mem.prp_lists, bytes, m.prp_memory);
-  } else {
-    mem.prp_lists = nullptr;
-  }
+  mem.prp_lists = mem.prp_per_line ? static_cast<std::uint64_t*>(m.alloc(
+                                          std::uint64_t{m.lines} * mem.prp_per_line * 8, m.prp_memory))
+                                    : nullptr;
   mem.bounce_count = m.config.bounce_buffers;
   mem.bounce_bytes = bounce_bytes;
   mem.bounce = static_cast<std::uint8_t*>(m.alloc(std::uint64_t{mem.bounce_count} * bounce_bytes));

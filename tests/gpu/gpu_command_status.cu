@@ -236,8 +236,8 @@ struct reads_kernel {
 
 // An injected error is a transient fault: the same commands sent again after a queue reset
 // (what bam copy does before it retries) must not meet the same errors again. The GPU
-// controller reset a queue's draw sequence with the rest of its cursor, so a retried
-// write-back failed again, every time, wherever the first attempt had failed.
+// controller reset a queue's draw sequence with the rest of its cursor, so commands sent
+// again in the same order met the same injected errors again.
 void run_reset_draws(checker& c, controller_placement placement, const options&) {
   const std::string p = name(placement);
   gpu_runtime rt(test_runtime_config());
