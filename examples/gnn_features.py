@@ -255,41 +255,39 @@ def main():
         return {"controller_threads": a.controller_threads} if given else {}
 
     mm = np.memmap(feats, dtype=np.float32, mode="r", shape=(n, a.cols))
+    # Every loader starts from the batch's node ids on the host (as NeighborLoader gives them)
+    # and ends with the features on the device: with --device cuda a torch tensor on the GPU
+    # (bam gathers with a GPU index, on torch's current stream).
     if a.device == "cpu":
-        for backend in ("file", "emulated-ssd"):
-            if not want(f"bam-{backend}"):
-                continue
-            drop_from_page_cache(feats)
-            with bam.open(feats, "float32", shape=(n, a.cols), backend=backend,
-                          cache_bytes=a.cache_bytes, **controllers(backend)) as x:
-                results += run(f"bam-{backend}", phases, lambda nodes: x[nodes], row_bytes,
-                               stats=x.stats)
-        if want("memmap-copy"):
-            drop_from_page_cache(feats)
-            results += run("memmap-copy", phases, lambda nodes: np.ascontiguousarray(mm[nodes]),
-                           row_bytes)
-        print("# pinned-copy, pinned-uva and gpu-resident need --device cuda")
+        on_device, index, sync, bam_device = (lambda x: x), (lambda nodes: nodes), (lambda: None), {}
     else:
         import torch
 
         dev = torch.device("cuda")
         sync = torch.cuda.synchronize
-        # Every loader starts from the batch's node ids on the host (as NeighborLoader gives
-        # them) and ends with the features in a GPU tensor.
-        for backend in ("file", "emulated-ssd"):
-            if not want(f"bam-{backend}"):
-                continue
-            drop_from_page_cache(feats)
-            with bam.open(feats, "float32", shape=(n, a.cols), backend=backend,
-                          cache_bytes=a.cache_bytes, device="cuda", **controllers(backend)) as x:
-                results += run(f"bam-{backend}", phases,
-                               lambda nodes: x[torch.from_numpy(nodes).to(dev, non_blocking=True)],
-                               row_bytes, sync, stats=x.stats)
-        if want("memmap-copy"):
-            drop_from_page_cache(feats)
-            results += run("memmap-copy", phases,
-                           lambda nodes: torch.from_numpy(mm[nodes]).to(dev, non_blocking=True),
-                           row_bytes, sync)
+        bam_device = {"device": "cuda"}
+
+        def on_device(x):
+            return torch.from_numpy(x).to(dev, non_blocking=True)
+
+        def index(nodes):
+            return torch.from_numpy(nodes).to(dev, non_blocking=True)
+
+    for backend in ("file", "emulated-ssd"):
+        if not want(f"bam-{backend}"):
+            continue
+        drop_from_page_cache(feats)
+        with bam.open(feats, "float32", shape=(n, a.cols), backend=backend,
+                      cache_bytes=a.cache_bytes, **bam_device, **controllers(backend)) as x:
+            results += run(f"bam-{backend}", phases, lambda nodes: x[index(nodes)], row_bytes,
+                           sync, stats=x.stats)
+    if want("memmap-copy"):
+        drop_from_page_cache(feats)
+        results += run("memmap-copy", phases,
+                       lambda nodes: on_device(np.ascontiguousarray(mm[nodes])), row_bytes, sync)
+    if a.device == "cpu":
+        print("# pinned-copy, pinned-uva and gpu-resident need --device cuda")
+    else:
         if want("pinned-copy"):
             host = torch.from_numpy(np.array(mm)).pin_memory()
             results += run("pinned-copy", phases,
@@ -300,14 +298,12 @@ def main():
             # The UVA gather: GPU threads read the rows of pinned host memory in place.
             with bam.open(feats, "float32", shape=(n, a.cols), backend="host-memory",
                           device="cuda") as x:
-                results += run("pinned-uva", phases,
-                               lambda nodes: x[torch.from_numpy(nodes).to(dev, non_blocking=True)],
-                               row_bytes, sync)
+                results += run("pinned-uva", phases, lambda nodes: x[index(nodes)], row_bytes,
+                               sync)
         if want("gpu-resident"):
             resident = torch.from_numpy(np.array(mm)).to(dev)
             results += run("gpu-resident", phases,
-                           lambda nodes: resident.index_select(
-                               0, torch.from_numpy(nodes).to(dev, non_blocking=True)), row_bytes, sync)
+                           lambda nodes: resident.index_select(0, index(nodes)), row_bytes, sync)
             del resident
     out = {"benchmark": "gnn_features", "machine": platform.node(), "device": a.device,
            "config": {"scale": a.scale, "nodes": n, "edges": int(len(ids)), "cols": a.cols,
