@@ -41,6 +41,7 @@ class gpu_typed_array final : public any_array {
     if (total == 0) return;
     scratch_.check_rows(source_.runtime(), rows, n, shape_.rows, stream, array_.name());
     std::uint32_t* failed = scratch_.failed_flags(n);
+    load_first(rows, n, stream);
     const std::uint32_t grid = grid_for(total);
     launch(stream, grid, detail::block_threads,
            detail::gather_rows<E>{array_.ref_for_launch(grid, detail::block_threads), rows,
@@ -57,6 +58,7 @@ class gpu_typed_array final : public any_array {
       if (total == 0) return;
       scratch_.check_rows(source_.runtime(), rows, n, shape_.rows, stream, array_.name());
       std::uint32_t* failed = scratch_.failed_flags(n);
+      load_first(rows, n, stream);
       const std::uint32_t grid = grid_for(total);
       launch(stream, grid, detail::block_threads,
              detail::scatter_rows<E>{array_.ref_for_launch(grid, detail::block_threads), rows,
@@ -110,6 +112,23 @@ class gpu_typed_array final : public any_array {
   [[nodiscard]] cache_stats stats() const override { return array_.stats(); }
 
  private:
+  // The first pass of a gather or scatter over a cache (source_options::load_first): one
+  // element of each line of the rows read, so that their misses are in flight together. Left
+  // out where the rows' lines could fill half the cache (the second pass would meet lines the
+  // first evicted) and for views of memory, which never miss.
+  void load_first(const std::int64_t* rows, std::uint64_t n, stream_handle stream) {
+    if (!source_.cached() || !source_.load_first()) return;
+    page_cache& cache = source_.cache();
+    const std::uint32_t span = detail::lines_spanned_at_most(
+        shape_.row_len * sizeof(value_type), cache.config().line_bytes);
+    const std::uint64_t total = n * span;
+    if (total > cache.lines() / 2) return;
+    const std::uint32_t grid = grid_for(total);
+    launch(stream, grid, detail::block_threads,
+           detail::touch_row_lines<E>{array_.ref_for_launch(grid, detail::block_threads), rows,
+                                      shape_.row_len, span, total});
+  }
+
   // Blocks of 256 threads, at most 8 per SM of an H100/H200 (132 SMs) and, over a cache, at
   // most half as many warps as the cache has lines: a writable array refuses a launch whose
   // warps could hold every line (array::ref_for_launch), and a read-only one reads through.
