@@ -119,8 +119,8 @@ class gpu_typed_array final : public any_array {
   void load_first(const std::int64_t* rows, std::uint64_t n, stream_handle stream) {
     if (!source_.cached() || !source_.load_first()) return;
     page_cache& cache = source_.cache();
-    const std::uint32_t span = detail::lines_spanned_at_most(
-        shape_.row_len * sizeof(value_type), cache.config().line_bytes);
+    const std::uint32_t span = detail::lines_spanned_at_most(shape_.row_len * sizeof(value_type),
+                                                             cache.config().line_bytes);
     const std::uint64_t total = n * span;
     if (total > cache.lines() / 2) return;
     const std::uint32_t grid = grid_for(total);
