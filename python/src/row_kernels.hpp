@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <type_traits>
 
 #include <bam/array_ref.hpp>
@@ -71,9 +72,12 @@ struct touch_row_lines {
   }
 };
 
-/// Lanes touch_row_lines gives a row of `row_bytes`: the most lines such a row can span.
+/// Lanes touch_row_lines gives a row of `row_bytes`: the most lines such a row spans when
+/// the rows lie end to end from the start of a line (the module's arrays start at byte 0 of
+/// their set). A row starts at a multiple of gcd(row, line) into its line, at most line - gcd.
 inline std::uint32_t lines_spanned_at_most(std::uint64_t row_bytes, std::uint64_t line_bytes) {
-  return static_cast<std::uint32_t>((row_bytes + line_bytes - 2) / line_bytes + 1);
+  const std::uint64_t last_start = line_bytes - std::gcd(row_bytes, line_bytes);
+  return static_cast<std::uint32_t>((last_start + row_bytes - 1) / line_bytes + 1);
 }
 
 template <class T>
