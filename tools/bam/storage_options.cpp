@@ -348,6 +348,13 @@ data_path data_path::open_files(const storage_options& o, const std::vector<std:
 }
 
 void data_path::make_cache(const storage_options& o, std::uint64_t default_cache_bytes) {
+  // On the CPU path every worker is a warp of one thread, and a launch over all of them needs
+  // two lines per worker or it reads through (array::ref_for_launch): a default cache is
+  // never smaller than that (the file backend's 64 workers need 128 lines). GPU apps size
+  // their launches to the cache instead.
+  if (!runtime && o.cache_bytes == 0) {
+    default_cache_bytes = std::max(default_cache_bytes, 2 * stream->workers() * o.line_bytes);
+  }
   if (runtime) {
     cache = std::make_unique<page_cache>(o.cache(default_cache_bytes), *runtime);
   } else {
