@@ -333,8 +333,8 @@ std::string describe_cache(const app_options& o, const session& s) {
          format_bytes(c.config().line_bytes) + ", " + to_string(c.config().mode) +
          ") = " + fixed(100 * share, 1) + "% of the neighbour section" +
          (o.storage.cache_bytes ? ""
-                                 : " (default: 1/8, at least 64 lines; on the CPU at least two "
-                                   "per worker thread)");
+                                : " (default: 1/8, at least 64 lines; on the CPU at least two "
+                                  "per worker thread)");
 }
 
 double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
