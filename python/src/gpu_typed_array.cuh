@@ -32,7 +32,9 @@ class gpu_typed_array final : public any_array {
       : source_(source),
         shape_(shape),
         array_(open_rows<E>(source, shape, name)),
-        scratch_(source.gpu_device()) {}
+        scratch_(source.gpu_device()) {
+    warm_up();
+  }
 
   void gather_device(const std::int64_t* rows, std::uint64_t n, void* out, stream_handle stream,
                      row_failures& failures) override {
@@ -112,6 +114,20 @@ class gpu_typed_array final : public any_array {
   [[nodiscard]] cache_stats stats() const override { return array_.stats(); }
 
  private:
+  // Loads and runs each row kernel once, with nothing else in flight. A kernel is loaded at
+  // its first launch, which can wait for the GPU's running kernels; queued behind a first
+  // pass whose threads wait for the controller threads' copies, the row kernel's first launch
+  // held those copies back until the reads timed out (DESIGN 11's trap, without a persistent
+  // kernel).
+  void warm_up() {
+    const device_guard on = scratch_.use_device();
+    const stream_handle s = source_.runtime().stream();
+    warm_up_launch<detail::touch_row_lines<E>>(s);
+    warm_up_launch<detail::gather_rows<E>>(s);
+    if constexpr (writable) warm_up_launch<detail::scatter_rows<E>>(s);
+    source_.runtime().synchronize(s, 0, "loading the row kernels of '" + array_.name() + "'");
+  }
+
   // The first pass of a gather or scatter over a cache (source_options::load_first): one
   // element of each line of the rows read, so that their misses are in flight together. Left
   // out where the rows' lines could fill half the cache (the second pass would meet lines the
