@@ -186,9 +186,7 @@ def main():
                    help="bam's cache (default: a quarter of the default features)")
     p.add_argument("--controller-threads", type=int,
                    help="bam emulated-ssd: host threads serving its queues (default: bam's)")
-    p.add_argument("--loaders", help="a comma list of the loaders to time (default: all but "
-                   "bam-file-one-pass and bam-emulated-ssd-one-pass, bam's gathers without "
-                   "load_first)")
+    p.add_argument("--loaders", help="a comma list of the loaders to time (default: all)")
     p.add_argument("--dir", help="where the graph and features go (default: a temporary folder)")
     p.add_argument("--bam", help="the bam command line (default: build/gpu/bam or build/cpu/bam)")
     p.add_argument("--json", default="bench/results/gnn_features.json")
@@ -242,11 +240,9 @@ def main():
           f"a phase (sampler: {sampler}), device {a.device}")
     results = []
 
-    default = ["bam-file", "bam-emulated-ssd", "memmap-copy", "pinned-copy", "pinned-uva",
-               "gpu-resident"]
-    # bam's gathers in one pass (load_first=False): for comparison, only when asked for.
-    known = default + ["bam-file-one-pass", "bam-emulated-ssd-one-pass"]
-    wanted = a.loaders.split(",") if a.loaders else default
+    known = ["bam-file", "bam-emulated-ssd", "memmap-copy", "pinned-copy", "pinned-uva",
+             "gpu-resident"]
+    wanted = a.loaders.split(",") if a.loaders else known
     for w in wanted:
         if w not in known:
             p.error(f"--loaders: {w!r} is not one of {', '.join(known)}")
@@ -277,16 +273,14 @@ def main():
         def index(nodes):
             return torch.from_numpy(nodes).to(dev, non_blocking=True)
 
-    for backend, suffix in [(b, s) for s in ("", "-one-pass") for b in ("file", "emulated-ssd")]:
-        name = f"bam-{backend}{suffix}"
-        if not want(name):
+    for backend in ("file", "emulated-ssd"):
+        if not want(f"bam-{backend}"):
             continue
         drop_from_page_cache(feats)
         with bam.open(feats, "float32", shape=(n, a.cols), backend=backend,
-                      cache_bytes=a.cache_bytes, load_first=not suffix, **bam_device,
-                      **controllers(backend)) as x:
-            results += run(name, phases, lambda nodes: x[index(nodes)], row_bytes, sync,
-                           stats=x.stats)
+                      cache_bytes=a.cache_bytes, **bam_device, **controllers(backend)) as x:
+            results += run(f"bam-{backend}", phases, lambda nodes: x[index(nodes)], row_bytes,
+                           sync, stats=x.stats)
     if want("memmap-copy"):
         drop_from_page_cache(feats)
         results += run("memmap-copy", phases,

@@ -25,8 +25,7 @@ _BACKENDS = ("file", "emulated-ssd", "host-memory", "device-memory")
 
 
 def open(path, dtype, shape=None, *, backend="file", cache_bytes=None, line_bytes=4096,  # noqa: A001
-         devices=1, device=None, writable=False, faults=None, controller_threads=None,
-         load_first=True):
+         devices=1, device=None, writable=False, faults=None, controller_threads=None):
     """Opens a binary file of little-endian values as a bam.Array.
 
     path: a file, or a list of the files of a striped set (backend "file").
@@ -48,10 +47,6 @@ def open(path, dtype, shape=None, *, backend="file", cache_bytes=None, line_byte
     controller_threads: emulated-ssd only, host threads serving the emulated devices' queues
         (at most 32 with device="cuda", 8 on the CPU). None: 1 with device="cpu"; with
         device="cuda" 2 where the machine has 8 cores or more, else 1.
-    load_first: device="cuda" with a cache (file, emulated-ssd): each gather or scatter first
-        starts the loads of every line its rows need, all at once, then reads the rows (its
-        misses wait one round trip together rather than one per stride of the kernel); left
-        out by itself where those lines could fill half the cache. False: one pass.
     """
     np_dtype, cli_name = parse_dtype(dtype)
     if backend not in _BACKENDS:
@@ -67,7 +62,7 @@ def open(path, dtype, shape=None, *, backend="file", cache_bytes=None, line_byte
                        bool(writable), "" if faults is None else str(faults),
                        0 if controller_threads is None else _count(controller_threads,
                                                                    "controller_threads"),
-                       gpu, bool(load_first))
+                       gpu)
     full = (handle.rows,) if shape is None or _ndim(shape) == 1 else (handle.rows, row_len)
     return Array(handle, np_dtype, full, backend, ",".join(paths), device)
 

@@ -162,8 +162,7 @@ cache_config cache_for(const source_options& o, std::uint64_t data_bytes) {
 
 }  // namespace
 
-data_source::data_source(const source_options& o)
-    : backend_(o.backend), gpu_device_(o.gpu_device), load_first_(o.load_first) {
+data_source::data_source(const source_options& o) : backend_(o.backend), gpu_device_(o.gpu_device) {
   check(o);
   for (const std::string& p : o.paths) data_bytes_ += file_bytes(p);
   if (data_bytes_ == 0) throw input_error("'" + o.paths.front() + "' is empty");

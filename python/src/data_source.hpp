@@ -46,9 +46,6 @@ struct source_options {
   /// GPU two where the machine has 8 cores or more (gpu_controller_threads)
   std::uint32_t controller_threads = 0;
   int gpu_device = -1;  ///< -1: the CPU path; else the CUDA device kernels run on
-  /// GPU gathers and scatters over a cache start the loads of every line of their rows at
-  /// once, then read the rows (gpu_typed_array::load_first); false: one pass
-  bool load_first = true;
 };
 
 /// Owner of the stream, data, devices and cache of one opened array; starts the controllers
@@ -71,8 +68,6 @@ class data_source {
   /// The GPU path's runtime (gpu() only): its device, its bounded synchronize.
   [[nodiscard]] gpu_runtime& runtime() { return *runtime_; }
   [[nodiscard]] int gpu_device() const { return gpu_device_; }
-  /// source_options::load_first.
-  [[nodiscard]] bool load_first() const { return load_first_; }
   [[nodiscard]] page_cache& cache() { return *cache_; }
   [[nodiscard]] device_set_ref devices() const;
   /// host-memory: the loaded image, read in place (pinned on a GPU); device-memory: its
@@ -91,7 +86,6 @@ class data_source {
   std::uint64_t data_bytes_ = 0;
   std::string backend_;
   int gpu_device_ = -1;
-  bool load_first_ = true;
   std::unique_ptr<gpu_runtime> runtime_;  // GPU path; destroyed last (the storage attaches)
   std::unique_ptr<host_stream> stream_;   // CPU path
   std::shared_ptr<backing_store> image_;

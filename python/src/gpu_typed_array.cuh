@@ -32,9 +32,7 @@ class gpu_typed_array final : public any_array {
       : source_(source),
         shape_(shape),
         array_(open_rows<E>(source, shape, name)),
-        scratch_(source.gpu_device()) {
-    warm_up();
-  }
+        scratch_(source.gpu_device()) {}
 
   void gather_device(const std::int64_t* rows, std::uint64_t n, void* out, stream_handle stream,
                      row_failures& failures) override {
@@ -43,7 +41,6 @@ class gpu_typed_array final : public any_array {
     if (total == 0) return;
     scratch_.check_rows(source_.runtime(), rows, n, shape_.rows, stream, array_.name());
     std::uint32_t* failed = scratch_.failed_flags(n);
-    load_first(rows, n, stream);
     const std::uint32_t grid = grid_for(total);
     launch(stream, grid, detail::block_threads,
            detail::gather_rows<E>{array_.ref_for_launch(grid, detail::block_threads), rows,
@@ -60,7 +57,6 @@ class gpu_typed_array final : public any_array {
       if (total == 0) return;
       scratch_.check_rows(source_.runtime(), rows, n, shape_.rows, stream, array_.name());
       std::uint32_t* failed = scratch_.failed_flags(n);
-      load_first(rows, n, stream);
       const std::uint32_t grid = grid_for(total);
       launch(stream, grid, detail::block_threads,
              detail::scatter_rows<E>{array_.ref_for_launch(grid, detail::block_threads), rows,
@@ -114,37 +110,6 @@ class gpu_typed_array final : public any_array {
   [[nodiscard]] cache_stats stats() const override { return array_.stats(); }
 
  private:
-  // Loads and runs each row kernel once, with nothing else in flight. A kernel is loaded at
-  // its first launch, which can wait for the GPU's running kernels; queued behind a first
-  // pass whose threads wait for the controller threads' copies, the row kernel's first launch
-  // held those copies back until the reads timed out (DESIGN 11's trap, without a persistent
-  // kernel).
-  void warm_up() {
-    const device_guard on = scratch_.use_device();
-    const stream_handle s = source_.runtime().stream();
-    warm_up_launch<detail::touch_row_lines<E>>(s);
-    warm_up_launch<detail::gather_rows<E>>(s);
-    if constexpr (writable) warm_up_launch<detail::scatter_rows<E>>(s);
-    source_.runtime().synchronize(s, 0, "loading the row kernels of '" + array_.name() + "'");
-  }
-
-  // The first pass of a gather or scatter over a cache (source_options::load_first): one
-  // element of each line of the rows read, so that their misses are in flight together. Left
-  // out where the rows' lines could fill half the cache (the second pass would meet lines the
-  // first evicted) and for views of memory, which never miss.
-  void load_first(const std::int64_t* rows, std::uint64_t n, stream_handle stream) {
-    if (!source_.cached() || !source_.load_first()) return;
-    page_cache& cache = source_.cache();
-    const std::uint32_t span = detail::lines_spanned_at_most(shape_.row_len * sizeof(value_type),
-                                                             cache.config().line_bytes);
-    const std::uint64_t total = n * span;
-    if (total > cache.lines() / 2) return;
-    const std::uint32_t grid = grid_for(total);
-    launch(stream, grid, detail::block_threads,
-           detail::touch_row_lines<E>{array_.ref_for_launch(grid, detail::block_threads), rows,
-                                      shape_.row_len, span, total});
-  }
-
   // Blocks of 256 threads, at most 8 per SM of an H100/H200 (132 SMs) and, over a cache, at
   // most half as many warps as the cache has lines: a writable array refuses a launch whose
   // warps could hold every line (array::ref_for_launch), and a read-only one reads through.

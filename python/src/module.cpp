@@ -102,8 +102,7 @@ std::unique_ptr<opened_array> open_array(std::vector<std::string> paths, const s
                                          const std::string& backend, std::uint64_t cache_bytes,
                                          std::uint64_t line_bytes, std::uint32_t devices,
                                          bool writable, const std::string& faults,
-                                         std::uint32_t controller_threads, int gpu_device,
-                                         bool load_first) {
+                                         std::uint32_t controller_threads, int gpu_device) {
   open_request r;
   r.source = {.paths = std::move(paths),
               .backend = backend,
@@ -113,8 +112,7 @@ std::unique_ptr<opened_array> open_array(std::vector<std::string> paths, const s
               .writable = writable,
               .faults = faults,
               .controller_threads = controller_threads,
-              .gpu_device = gpu_device,
-              .load_first = load_first};
+              .gpu_device = gpu_device};
   r.type = parse_element_type(type);
   r.shape = {.rows = rows, .row_len = row_len};
   nb::gil_scoped_release unlocked;  // opening reads a whole image for emulated-ssd
@@ -225,7 +223,7 @@ NB_MODULE(_bam, m) {
 
   m.def("open", &open_array, "paths"_a, "dtype"_a, "rows"_a, "row_len"_a, "backend"_a,
         "cache_bytes"_a, "line_bytes"_a, "devices"_a, "writable"_a, "faults"_a,
-        "controller_threads"_a = 0, "gpu_device"_a = -1, "load_first"_a = true);
+        "controller_threads"_a = 0, "gpu_device"_a = -1);
   m.def(
       "parse_size", [](const std::string& text) { return bam::tools::parse_size(text, "size"); },
       "Reads a size like 4096, 64K or 8G (binary units), as the command line does.");

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <numeric>
 #include <type_traits>
 
 #include <bam/array_ref.hpp>
@@ -46,39 +45,6 @@ struct gather_rows {
     }
   }
 };
-
-// Reads one element of each line that the rows span, ignoring the outcome: a gather's first
-// pass (load_first), which puts every miss of the batch in flight at once. gather_rows walks a
-// batch in many strides of the launch, and a stride that misses waits a whole round trip
-// before the next starts; after this pass it mostly hits. Lanes of a row are its lines: lane j
-// reads the first element of the row's j-th line (`span` lanes per row, the most lines a row
-// can touch); failures are left to the pass that reads the rows, which retries and reports.
-template <class E>
-struct touch_row_lines {
-  array_ref<E> a;
-  const std::int64_t* rows;
-  std::uint64_t row_len;
-  std::uint32_t span;
-  std::uint64_t total;  ///< rows x span
-  BAM_HD void operator()(thread_index t) const {
-    for (std::uint64_t k = t.id; k < total; k += t.count) {
-      const std::uint64_t r = k / span;
-      const std::uint64_t first = static_cast<std::uint64_t>(rows[r]) * row_len;
-      const std::uint64_t line = a.line_index(first) + (k - r * span);
-      if (line > a.line_index(first + row_len - 1)) continue;
-      std::remove_const_t<E> v{};
-      (void)a.try_read(std::max(first, a.line_first(line)), v);
-    }
-  }
-};
-
-/// Lanes touch_row_lines gives a row of `row_bytes`: the most lines such a row spans when
-/// the rows lie end to end from the start of a line (the module's arrays start at byte 0 of
-/// their set). A row starts at a multiple of gcd(row, line) into its line, at most line - gcd.
-inline std::uint32_t lines_spanned_at_most(std::uint64_t row_bytes, std::uint64_t line_bytes) {
-  const std::uint64_t last_start = line_bytes - std::gcd(row_bytes, line_bytes);
-  return static_cast<std::uint32_t>((last_start + row_bytes - 1) / line_bytes + 1);
-}
 
 template <class T>
 struct scatter_rows {
