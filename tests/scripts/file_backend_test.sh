@@ -36,8 +36,11 @@ cmp want.txt got2.txt || fail "gather over the striped set differs"
 cmp d1 d2 || fail "BFS depths differ"
 grep -q "file I/O" bfs.txt || fail "bfs --backend file does not report its file I/O"
 "$bam" cc --graph g.bcsr --labels-out l1 >/dev/null 2>&1
-"$bam" cc --graph g.bcsr --backend file --labels-out l2 >/dev/null 2>&1
+"$bam" cc --graph g.bcsr --backend file --labels-out l2 > cc.txt 2>&1
 cmp l1 l2 || fail "CC labels differ"
+# The default cache serves every kernel thread (on the CPU path two lines per worker thread):
+# no access reads through it.
+grep -q "every access read through" cc.txt && fail "cc --backend file read through its default cache"
 
 # Refused before any work, with a reason.
 if "$bam" gather --file in.bin --indices idx.txt --backend file --faults error-rate=0.1 \
