@@ -186,6 +186,9 @@ def main():
                    help="bam's cache (default: a quarter of the default features)")
     p.add_argument("--controller-threads", type=int,
                    help="bam emulated-ssd: host threads serving its queues (default: bam's)")
+    p.add_argument("--copy-batches", type=int,
+                   help="bam emulated-ssd on cuda: batches of copies a controller thread keeps "
+                        "in flight (default: bam's)")
     p.add_argument("--loaders", help="a comma list of the loaders to time (default: all)")
     p.add_argument("--dir", help="where the graph and features go (default: a temporary folder)")
     p.add_argument("--bam", help="the bam command line (default: build/gpu/bam or build/cpu/bam)")
@@ -251,8 +254,12 @@ def main():
         return name in wanted
 
     def controllers(backend):
-        given = backend == "emulated-ssd" and a.controller_threads is not None
-        return {"controller_threads": a.controller_threads} if given else {}
+        kw = {}
+        if backend == "emulated-ssd" and a.controller_threads is not None:
+            kw["controller_threads"] = a.controller_threads
+        if backend == "emulated-ssd" and a.copy_batches is not None and a.device == "cuda":
+            kw["copy_batches"] = a.copy_batches
+        return kw
 
     mm = np.memmap(feats, dtype=np.float32, mode="r", shape=(n, a.cols))
     # Every loader starts from the batch's node ids on the host (as NeighborLoader gives them)
@@ -309,6 +316,7 @@ def main():
            "config": {"scale": a.scale, "nodes": n, "edges": int(len(ids)), "cols": a.cols,
                       "batch": a.batch, "fanout": a.fanout, "batches_per_phase": a.batches,
                       "cache_bytes": a.cache_bytes, "controller_threads": a.controller_threads,
+                      "copy_batches": a.copy_batches,
                       "sampler": sampler, "graph": graph_source},
            "results": results}
     os.makedirs(os.path.dirname(a.json) or ".", exist_ok=True)

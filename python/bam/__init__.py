@@ -25,7 +25,8 @@ _BACKENDS = ("file", "emulated-ssd", "host-memory", "device-memory")
 
 
 def open(path, dtype, shape=None, *, backend="file", cache_bytes=None, line_bytes=4096,  # noqa: A001
-         devices=1, device=None, writable=False, faults=None, controller_threads=None):
+         devices=1, device=None, writable=False, faults=None, controller_threads=None,
+         copy_batches=None):
     """Opens a binary file of little-endian values as a bam.Array.
 
     path: a file, or a list of the files of a striped set (backend "file").
@@ -47,6 +48,8 @@ def open(path, dtype, shape=None, *, backend="file", cache_bytes=None, line_byte
     controller_threads: emulated-ssd only, host threads serving the emulated devices' queues
         (at most 32 with device="cuda", 8 on the CPU). None: 1 with device="cpu"; with
         device="cuda" 2 where the machine has 8 cores or more, else 1.
+    copy_batches: emulated-ssd with device="cuda" only, batches of copies into the cache one
+        controller thread keeps in flight (1 to 64; 1 waits for each batch). None: 4.
     """
     np_dtype, cli_name = parse_dtype(dtype)
     if backend not in _BACKENDS:
@@ -62,6 +65,7 @@ def open(path, dtype, shape=None, *, backend="file", cache_bytes=None, line_byte
                        bool(writable), "" if faults is None else str(faults),
                        0 if controller_threads is None else _count(controller_threads,
                                                                    "controller_threads"),
+                       0 if copy_batches is None else _count(copy_batches, "copy_batches"),
                        gpu)
     full = (handle.rows,) if shape is None or _ndim(shape) == 1 else (handle.rows, row_len)
     return Array(handle, np_dtype, full, backend, ",".join(paths), device)

@@ -67,6 +67,11 @@ void check(const source_options& o) {
         "serve emulated devices; backend '" +
         b + "')");
   }
+  if (o.copy_batches != 0 && (b != "emulated-ssd" || o.gpu_device < 0)) {
+    throw input_error(
+        "copy_batches: backend 'emulated-ssd' with device='cuda' only (its controller "
+        "threads' copies into GPU memory)");
+  }
   if (!o.faults.empty() && b != "emulated-ssd") {
     throw input_error("faults need backend 'emulated-ssd' (backend '" + b +
                       "' reads real files or memory; their errors are real)");
@@ -122,6 +127,7 @@ storage_config gpu_emulated_config(const source_options& o) {
   s.placement = controller_placement::host_thread;
   s.controller_threads =
       o.controller_threads != 0 ? o.controller_threads : gpu_controller_threads();
+  if (o.copy_batches != 0) s.copy_batches_in_flight = o.copy_batches;
   return s;
 }
 

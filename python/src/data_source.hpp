@@ -45,6 +45,9 @@ struct source_options {
   /// emulated-ssd: host threads serving the devices' queues; 0: one on the CPU path, on a
   /// GPU two where the machine has 8 cores or more (gpu_controller_threads)
   std::uint32_t controller_threads = 0;
+  /// emulated-ssd on a GPU: batches of copies a controller thread keeps in flight; 0: the
+  /// storage default (storage_config::copy_batches_in_flight)
+  std::uint32_t copy_batches = 0;
   int gpu_device = -1;  ///< -1: the CPU path; else the CUDA device kernels run on
 };
 

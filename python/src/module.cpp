@@ -102,7 +102,8 @@ std::unique_ptr<opened_array> open_array(std::vector<std::string> paths, const s
                                          const std::string& backend, std::uint64_t cache_bytes,
                                          std::uint64_t line_bytes, std::uint32_t devices,
                                          bool writable, const std::string& faults,
-                                         std::uint32_t controller_threads, int gpu_device) {
+                                         std::uint32_t controller_threads,
+                                         std::uint32_t copy_batches, int gpu_device) {
   open_request r;
   r.source = {.paths = std::move(paths),
               .backend = backend,
@@ -112,6 +113,7 @@ std::unique_ptr<opened_array> open_array(std::vector<std::string> paths, const s
               .writable = writable,
               .faults = faults,
               .controller_threads = controller_threads,
+              .copy_batches = copy_batches,
               .gpu_device = gpu_device};
   r.type = parse_element_type(type);
   r.shape = {.rows = rows, .row_len = row_len};
@@ -223,7 +225,7 @@ NB_MODULE(_bam, m) {
 
   m.def("open", &open_array, "paths"_a, "dtype"_a, "rows"_a, "row_len"_a, "backend"_a,
         "cache_bytes"_a, "line_bytes"_a, "devices"_a, "writable"_a, "faults"_a,
-        "controller_threads"_a = 0, "gpu_device"_a = -1);
+        "controller_threads"_a = 0, "copy_batches"_a = 0, "gpu_device"_a = -1);
   m.def(
       "parse_size", [](const std::string& text) { return bam::tools::parse_size(text, "size"); },
       "Reads a size like 4096, 64K or 8G (binary units), as the command line does.");

@@ -52,6 +52,10 @@ void copy_any_async(void* dst, const void* src, std::uint64_t bytes) {
 
 void copy_fence() { detail::cuda_copy_fence(); }
 
+std::uint64_t copy_mark() { return detail::cuda_copy_mark(); }
+
+bool copy_reached(std::uint64_t mark) { return detail::cuda_copy_reached(mark); }
+
 namespace {
 
 // Reads [begin, end) of `fd` into `dst` (which holds that range from its start). Throws

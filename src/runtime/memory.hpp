@@ -29,6 +29,12 @@ void copy_any(void* dst, const void* src, std::uint64_t bytes);
 void copy_any_async(void* dst, const void* src, std::uint64_t bytes);
 /// Waits for every copy the calling thread queued with copy_any_async.
 void copy_fence();
+/// Issues the copies the calling thread queued and returns a mark that copy_reached reports
+/// on: a controller keeps several batches of copies in flight instead of waiting for each.
+/// The calling thread's marks outstanding are bounded (the oldest is waited for past that).
+std::uint64_t copy_mark();
+/// Whether every copy the calling thread queued before `mark` is done. Never waits.
+bool copy_reached(std::uint64_t mark);
 /// Whether the host can load from `p` in place: host memory, or pinned memory (CUDA's
 /// view of it). False for GPU memory.
 bool host_readable(const void* p);
@@ -41,6 +47,8 @@ void cuda_fill_zero(void* p, std::uint64_t bytes);
 void cuda_copy_to_device(void* dst, const void* src, std::uint64_t bytes);
 void cuda_copy_any(void* dst, const void* src, std::uint64_t bytes, bool wait);
 void cuda_copy_fence();
+std::uint64_t cuda_copy_mark();
+bool cuda_copy_reached(std::uint64_t mark);
 bool cuda_host_readable(const void* p);
 /// Queues `count` copies on `stream`: one cudaMemcpyBatchAsync, or one cudaMemcpyAsync each
 /// where the runtime refuses batches (then for the rest of the process); checked, asynchronous.

@@ -81,8 +81,17 @@ struct thread_copies {
   std::vector<void*> dsts;
   std::vector<const void*> srcs;
   std::vector<std::size_t> sizes;
+  // copy_mark's events, a ring: mark m (from 1) is events[(m - 1) % size], recorded after
+  // the copies queued before it; marks up to `reached` are known done. The stream runs in
+  // order, so marks complete in order.
+  std::vector<cudaEvent_t> events;
+  std::uint64_t marks = 0;
+  std::uint64_t reached = 0;
   thread_copies() { BAM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); }
-  ~thread_copies() { cudaStreamDestroy(stream); }
+  ~thread_copies() {
+    for (cudaEvent_t e : events) cudaEventDestroy(e);
+    cudaStreamDestroy(stream);
+  }
   thread_copies(const thread_copies&) = delete;
   thread_copies& operator=(const thread_copies&) = delete;
 
@@ -127,6 +136,36 @@ void cuda_copy_fence() {
   thread_copies& c = this_thread_copies();
   c.issue();
   BAM_CUDA_CHECK(cudaStreamSynchronize(c.stream));
+  c.reached = c.marks;
+}
+
+std::uint64_t cuda_copy_mark() {
+  constexpr std::size_t ring = 64;  // marks a thread may have outstanding before one waits
+  thread_copies& c = this_thread_copies();
+  c.issue();
+  if (c.events.empty()) {
+    c.events.resize(ring);
+    for (cudaEvent_t& e : c.events) {
+      BAM_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    }
+  }
+  if (c.marks - c.reached == ring) {  // the ring is full: the oldest mark's event is reused
+    BAM_CUDA_CHECK(cudaEventSynchronize(c.events[c.reached % ring]));
+    ++c.reached;
+  }
+  BAM_CUDA_CHECK(cudaEventRecord(c.events[c.marks % ring], c.stream));
+  return ++c.marks;
+}
+
+bool cuda_copy_reached(std::uint64_t mark) {
+  thread_copies& c = this_thread_copies();
+  while (c.reached < mark) {
+    const cudaError_t e = cudaEventQuery(c.events[c.reached % c.events.size()]);
+    if (e == cudaErrorNotReady) return false;
+    BAM_CUDA_CHECK(e);
+    ++c.reached;
+  }
+  return true;
 }
 
 bool cuda_host_readable(const void* p) {

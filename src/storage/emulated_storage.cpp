@@ -41,6 +41,9 @@ void check(const storage_config& c) {
     bad("controller threads must be 1 to the queues per device (" +
         std::to_string(c.queues_per_device) + "), not " + std::to_string(c.controller_threads));
   }
+  if (c.copy_batches_in_flight == 0 || c.copy_batches_in_flight > 64) {
+    bad("copy batches in flight must be 1 to 64, not " + std::to_string(c.copy_batches_in_flight));
+  }
   if (c.controller_threads > 1 && c.placement == controller_placement::gpu_kernel) {
     bad("controller threads are host threads: the gpu_kernel placement has none");
   }
@@ -275,6 +278,8 @@ emulated_storage::emulated_storage(const storage_config& config,
     if (config.placement == controller_placement::host_thread) {
       ns.host_copy = &runtime::copy_any_async;
       ns.host_fence = &runtime::copy_fence;
+      ns.host_mark = &runtime::copy_mark;
+      ns.host_reached = &runtime::copy_reached;
     }
     cd.timing = emulated::timing_model::from(config.model);
     cd.faults = config.faults;
@@ -297,7 +302,8 @@ emulated_storage::emulated_storage(const storage_config& config,
           share[d].queues.push_back(devices[d].queues[q]);
         }
       }
-      m.cpus.push_back(std::make_unique<emulated::cpu_controller>(std::move(share), m.image.get()));
+      m.cpus.push_back(std::make_unique<emulated::cpu_controller>(std::move(share), m.image.get(),
+                                                                  config.copy_batches_in_flight));
     }
   }
   if (m.rt) {

@@ -189,6 +189,21 @@ def test_a_gpu_index_out_of_range_is_an_index_error_before_any_io(data_file, fw,
         assert a.stats()["accesses"] == 0
 
 
+@pytest.mark.parametrize("copy_batches", [1, 16, 64])
+def test_every_count_of_copy_batches_in_flight_returns_the_files_rows(data_file, fw,
+                                                                      copy_batches):
+    path, ref = data_file("float32", 256 * 1024)
+    rng = np.random.default_rng(copy_batches)
+    with bam.open(path, "f32", shape=(-1, 256), backend="emulated-ssd", line_bytes=512,
+                  cache_bytes="64K", copy_batches=copy_batches, controller_threads=2,
+                  device="cuda") as a:
+        for _ in range(4):
+            idx = rng.integers(0, 1024, 3000)
+            np.testing.assert_array_equal(fw.host(a[fw.index(idx)]), ref.reshape(-1, 256)[idx])
+        with pytest.raises(ValueError, match="1 to 64"):
+            bam.open(path, "f32", backend="emulated-ssd", copy_batches=65, device="cuda")
+
+
 def test_a_failed_gpu_read_raises_io_error_naming_the_failed_rows(data_file, fw):
     path, ref = data_file("float32", 64 * 1024)
     with bam.open(path, "f32", shape=(-1, 128), backend="emulated-ssd", line_bytes=512,

@@ -113,3 +113,13 @@ def test_controller_threads_are_for_emulated_devices_and_at_most_the_queues(data
         bam.open(path, "u32", backend="emulated-ssd", controller_threads=9)
     with pytest.raises(ValueError, match="positive integer"):
         bam.open(path, "u32", backend="emulated-ssd", controller_threads=0)
+
+
+def test_copy_batches_are_for_emulated_devices_on_a_gpu(data_file):
+    path, _ = data_file("uint32", 1000)
+    with pytest.raises(ValueError, match="device='cuda' only"):
+        bam.open(path, "u32", backend="emulated-ssd", copy_batches=4)
+    with pytest.raises(ValueError, match="emulated-ssd"):
+        bam.open(path, "u32", backend="file", copy_batches=4)
+    with pytest.raises(ValueError, match="positive integer"):
+        bam.open(path, "u32", backend="emulated-ssd", copy_batches=0)

@@ -107,6 +107,10 @@ struct storage_config {
   /// thread over GPU memory waits once per batch of copies, which bounds one thread's rate).
   /// More than one needs a model without caps: each thread keeps its own device clocks.
   std::uint32_t controller_threads = 1;
+  /// Placement host_thread: batches of copies a controller thread keeps in flight, posting
+  /// each batch's completions when its copies land; 1: it waits for each batch before it
+  /// fetches again. 1..64.
+  std::uint32_t copy_batches_in_flight = 4;
   gpu_controller_options controller{};  ///< placement gpu_kernel only
 };
 

@@ -43,8 +43,14 @@ struct cpu_controller::device_state {
 };
 
 struct cpu_controller::schedule {
+  using batch = std::vector<std::pair<pending, std::uint16_t>>;  // commands, their statuses
   std::priority_queue<pending, std::vector<pending>, std::greater<>> heap;
-  std::vector<std::pair<pending, std::uint16_t>> batch;  // complete_due's, with their statuses
+  struct in_flight {
+    std::uint64_t mark;  // host_mark's, taken after the batch's copies were queued
+    batch commands;
+  };
+  std::deque<in_flight> landing;  // oldest first
+  std::vector<batch> spare;       // emptied batches, reused so a pass does not allocate
 };
 
 namespace {
@@ -53,8 +59,12 @@ void add(std::atomic<std::uint64_t>& c, std::uint64_t v) {
 }
 }  // namespace
 
-cpu_controller::cpu_controller(std::vector<controller_device> devices, backing_store* image)
-    : image_(image), origin_ns_(now_ns()), schedule_(std::make_unique<schedule>()) {
+cpu_controller::cpu_controller(std::vector<controller_device> devices, backing_store* image,
+                               std::uint32_t batches_in_flight)
+    : image_(image),
+      batches_in_flight_(std::max<std::uint32_t>(1, batches_in_flight)),
+      origin_ns_(now_ns()),
+      schedule_(std::make_unique<schedule>()) {
   for (auto& d : devices) {
     auto s = std::make_unique<device_state>();
     s->ns = d.ns;
@@ -64,6 +74,10 @@ cpu_controller::cpu_controller(std::vector<controller_device> devices, backing_s
     // One copy stream per controller thread, whichever device queued the copy: one wait
     // serves every device.
     if (d.ns.host_fence != nullptr) host_fence_ = d.ns.host_fence;
+    if (d.ns.host_mark != nullptr && d.ns.host_reached != nullptr) {
+      host_mark_ = d.ns.host_mark;
+      host_reached_ = d.ns.host_reached;
+    }
     for (const queue_pair_ref& q : d.queues) {
       queue_state qs;
       qs.ref = q;
@@ -111,14 +125,16 @@ void cpu_controller::run() {
   while (!stop_.load(std::memory_order_relaxed)) {
     const std::uint64_t now = now_ns();
     bool worked = poll_submissions(now);
+    worked |= post_landed(false);
     worked |= retry_full_queues();
     worked |= complete_due(now_ns());
     if (worked) {
       idle = 0;
-    } else if (++idle > 64) {
+    } else if (++idle > 64 && schedule_->landing.empty()) {
       std::this_thread::yield();  // nothing to do: let submitters run on our core
     }
   }
+  post_landed(true);  // commands whose data moved are answered before the thread ends
 }
 
 bool cpu_controller::poll_submissions(std::uint64_t now) {
@@ -201,23 +217,48 @@ bool cpu_controller::complete_due(std::uint64_t now) {
   // Every due command moves its data first, then one fence, then the completions: a host
   // controller serving GPU memory queues the batch's copies and waits for them once.
   constexpr std::size_t max_batch = 1024;
-  auto& batch = schedule_->batch;
+  auto& landing = schedule_->landing;
+  if (host_mark_ != nullptr && landing.size() >= batches_in_flight_) return false;
+  auto& spare = schedule_->spare;
+  schedule::batch batch = spare.empty() ? schedule::batch{} : std::move(spare.back());
+  if (!spare.empty()) spare.pop_back();
   batch.clear();
   while (!heap.empty() && heap.top().due_ns <= now && batch.size() < max_batch) {
     const pending p = heap.top();
     heap.pop();
     batch.emplace_back(p, finish(p));
   }
-  fence();
-  for (const auto& [p, status] : batch) {
-    queue_state& q = devices_[p.device]->queues[p.queue];
-    if (!q.blocked.empty() || !q.service.post(q.ref, p.command.command_id, status)) {
-      q.blocked.emplace_back(p.command.command_id, status);  // CQ full: post in order later
-    } else if (p.command.command_id < q.ref.depth()) {
-      q.fetched_at[p.command.command_id].store(0, std::memory_order_relaxed);
-    }
+  if (host_mark_ != nullptr) {  // the copies run while the thread goes on
+    landing.push_back({host_mark_(), std::move(batch)});
+    return true;
   }
+  fence();
+  for (const auto& [p, status] : batch) post(p, status);
+  spare.push_back(std::move(batch));
   return true;
+}
+
+bool cpu_controller::post_landed(bool wait) {
+  auto& landing = schedule_->landing;
+  if (landing.empty()) return false;
+  if (wait) fence();
+  bool worked = false;
+  while (!landing.empty() && (wait || host_reached_(landing.front().mark))) {
+    for (const auto& [p, status] : landing.front().commands) post(p, status);
+    schedule_->spare.push_back(std::move(landing.front().commands));
+    landing.pop_front();
+    worked = true;
+  }
+  return worked;
+}
+
+void cpu_controller::post(const pending& p, std::uint16_t status) {
+  queue_state& q = devices_[p.device]->queues[p.queue];
+  if (!q.blocked.empty() || !q.service.post(q.ref, p.command.command_id, status)) {
+    q.blocked.emplace_back(p.command.command_id, status);  // CQ full: post in order later
+  } else if (p.command.command_id < q.ref.depth()) {
+    q.fetched_at[p.command.command_id].store(0, std::memory_order_relaxed);
+  }
 }
 
 void cpu_controller::fence() {

@@ -29,8 +29,11 @@ struct controller_device {
 
 class cpu_controller {
  public:
-  /// `image` receives FLUSH commands (may be null: FLUSH then only succeeds).
-  cpu_controller(std::vector<controller_device> devices, backing_store* image);
+  /// `image` receives FLUSH commands (may be null: FLUSH then only succeeds). Where the
+  /// devices' copies are queued (namespace_view::host_mark), up to `batches_in_flight`
+  /// batches of them run while the thread fetches and moves more.
+  cpu_controller(std::vector<controller_device> devices, backing_store* image,
+                 std::uint32_t batches_in_flight = 1);
   ~cpu_controller();
   cpu_controller(const cpu_controller&) = delete;
   cpu_controller& operator=(const cpu_controller&) = delete;
@@ -53,6 +56,10 @@ class cpu_controller {
   void run();
   bool poll_submissions(std::uint64_t now);
   bool complete_due(std::uint64_t now);
+  /// Posts the completions of the batches whose copies have landed, oldest first; `wait`:
+  /// waits for all of them.
+  bool post_landed(bool wait);
+  void post(const pending& p, std::uint16_t status);
   bool retry_full_queues();
   std::uint16_t finish(const pending& p);
   /// Waits for the data copies finish() queued (host_thread placement); nothing otherwise.
@@ -61,6 +68,9 @@ class cpu_controller {
   std::vector<std::unique_ptr<device_state>> devices_;
   backing_store* image_;
   void (*host_fence_)() = nullptr;  ///< the devices' namespace_view::host_fence, if any
+  std::uint64_t (*host_mark_)() = nullptr;
+  bool (*host_reached_)(std::uint64_t) = nullptr;
+  std::uint32_t batches_in_flight_;
   std::uint64_t origin_ns_;  ///< device clocks count from here
   std::atomic<bool> stop_{false};
   std::thread thread_;

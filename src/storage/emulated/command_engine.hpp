@@ -43,6 +43,10 @@ struct namespace_view {
   void (*host_copy)(void* dst, const void* src, std::uint64_t bytes) = nullptr;
   /// Waits for the copies host_copy queued (null: host_copy waits itself).
   void (*host_fence)() = nullptr;
+  /// Marks the copies queued so far, and tells without waiting whether a mark's copies are
+  /// done (both set with host_fence): a controller keeps several batches in flight.
+  std::uint64_t (*host_mark)() = nullptr;
+  bool (*host_reached)(std::uint64_t mark) = nullptr;
 
   /// The image byte of device byte `b`, and how many bytes from there stay contiguous.
   BAM_HD std::uint64_t image_byte(std::uint64_t b, std::uint64_t& contiguous) const {
