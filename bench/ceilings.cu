@@ -9,6 +9,7 @@
 #include <functional>
 #include <iostream>
 #include <utility>
+#include <vector>
 
 #include <cuda_runtime.h>
 
@@ -25,6 +26,7 @@
 #include "common/sizes.hpp"
 #include "common/table.hpp"
 #include "cuda_event.cuh"
+#include "runtime/memory.hpp"
 
 namespace bam::bench {
 
@@ -611,6 +613,41 @@ void run_ceilings(const ceilings_options& options) {
         launch(stream, grid_words, block_threads, run);
       },
       (1u << 24) / words_per_round, std::uint64_t{1} << 40, words_per_round);
+
+  // What a host thread that serves GPU kernels (the host_thread controller) can move: random
+  // lines of pinned memory copied to random lines of HBM, 1,024 copies per batch call, issued
+  // by this one thread. Each repetition is bounded by the API calls or the copy engine.
+  constexpr std::size_t copies_per_batch = 1024;
+  for (const std::uint64_t l : o.line_bytes) {
+    std::vector<void*> dsts(copies_per_batch);
+    std::vector<const void*> srcs(copies_per_batch);
+    std::vector<std::size_t> sizes(copies_per_batch, l);
+    const std::uint64_t from_lines = o.footprints.front() / l, to_lines = o.hbm_bytes / l;
+    std::uint64_t state = 0x9E3779B97F4A7C15ull;
+    auto next = [&state] {  // splitmix64
+      std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      return z ^ (z >> 31);
+    };
+    measure(
+        {.name = "batched_line_copies",
+         .counts = "bytes copied",
+         .line_bytes = l,
+         .footprint_bytes = o.footprints.front(),
+         .bytes_per_line = l},
+        [&](std::uint64_t batches, std::uint32_t) {
+          for (std::uint64_t b = 0; b < batches; ++b) {
+            for (std::size_t k = 0; k < copies_per_batch; ++k) {
+              srcs[k] = static_cast<const std::uint8_t*>(pinned.host()) + next() % from_lines * l;
+              dsts[k] = static_cast<std::uint8_t*>(hbm.data()) + next() % to_lines * l;
+            }
+            runtime::detail::cuda_copy_batch_async(dsts.data(), srcs.data(), sizes.data(),
+                                                   copies_per_batch, stream);
+          }
+        },
+        4, 1u << 20, copies_per_batch);
+  }
 
   std::uint64_t wrong_words = 0;  // words (line reads) or rounds of 8 words (word reads)
   BAM_CUDA_CHECK(cudaMemcpyAsync(&wrong_words, wrong.data(), sizeof wrong_words,

@@ -106,10 +106,14 @@ struct io_worker {
     const std::uint64_t me = t.id / warp_lanes * lanes_per_warp + lane;  // working thread
     const std::uint64_t end = agree_on_end(&counts->end_ns, duration_ns);
     const std::uint32_t queues = set.devices * set.queues_per_device;
-    const std::uint64_t qg = (lane_map ? me : me / warp_lanes) % queues;
-    const auto device = static_cast<std::uint32_t>(qg / set.queues_per_device);
-    const queue_pair_ref& q =
-        set.queue(device, static_cast<std::uint32_t>(qg % set.queues_per_device));
+    // Round robin over the devices first, then their queues: a few warps already spread
+    // over every device, as a striped application's reads do (device-major, the first
+    // queues_per_device warps would all wait on device 0's rate).
+    const std::uint64_t turn = (lane_map ? me : me / warp_lanes) % queues;
+    const auto device = static_cast<std::uint32_t>(turn % set.devices);
+    const auto index = static_cast<std::uint32_t>(turn / set.devices);
+    const std::uint64_t qg = std::uint64_t{device} * set.queues_per_device + index;  // trace's
+    const queue_pair_ref& q = set.queue(device, index);
     std::uint8_t* buffer = buffers + (me << buffer_shift);
     const std::uint64_t bytes = std::uint64_t{blocks} * set.block_bytes;
     const bool sampler = trace != nullptr && me % sample_every == 0;
