@@ -184,6 +184,8 @@ def main():
     p.add_argument("--batches", type=int, default=50, help="batches timed in each phase")
     p.add_argument("--cache-bytes", default="256M",
                    help="bam's cache (default: a quarter of the default features)")
+    p.add_argument("--line-bytes", default="4K",
+                   help="bam's cache line (512 to 64K; a row of --cols floats is cols x 4 bytes)")
     p.add_argument("--controller-threads", type=int,
                    help="bam emulated-ssd: host threads serving its queues (default: bam's)")
     p.add_argument("--copy-batches", type=int,
@@ -285,7 +287,8 @@ def main():
             continue
         drop_from_page_cache(feats)
         with bam.open(feats, "float32", shape=(n, a.cols), backend=backend,
-                      cache_bytes=a.cache_bytes, **bam_device, **controllers(backend)) as x:
+                      cache_bytes=a.cache_bytes, line_bytes=a.line_bytes, **bam_device,
+                      **controllers(backend)) as x:
             results += run(f"bam-{backend}", phases, lambda nodes: x[index(nodes)], row_bytes,
                            sync, stats=x.stats)
     if want("memmap-copy"):
@@ -315,7 +318,8 @@ def main():
     out = {"benchmark": "gnn_features", "machine": platform.node(), "device": a.device,
            "config": {"scale": a.scale, "nodes": n, "edges": int(len(ids)), "cols": a.cols,
                       "batch": a.batch, "fanout": a.fanout, "batches_per_phase": a.batches,
-                      "cache_bytes": a.cache_bytes, "controller_threads": a.controller_threads,
+                      "cache_bytes": a.cache_bytes, "line_bytes": a.line_bytes,
+                      "controller_threads": a.controller_threads,
                       "copy_batches": a.copy_batches,
                       "sampler": sampler, "graph": graph_source},
            "results": results}

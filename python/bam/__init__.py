@@ -46,8 +46,7 @@ def open(path, dtype, shape=None, *, backend="file", cache_bytes=None, line_byte
     writable: allows scatter(); flush() and close() write back to the file.
     faults: emulated-ssd only, the command line's --faults spec ("error-rate=0.01,seed=7").
     controller_threads: emulated-ssd only, host threads serving the emulated devices' queues
-        (at most 32 with device="cuda", 8 on the CPU). None: 1 with device="cpu"; with
-        device="cuda" 2 where the machine has 8 cores or more, else 1.
+        (at most 32 with device="cuda", 8 on the CPU). None: 1.
     copy_batches: emulated-ssd with device="cuda" only, batches of copies into the cache one
         controller thread keeps in flight (1 to 64; 1 waits for each batch). None: 4.
     """

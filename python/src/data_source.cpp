@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <system_error>
-#include <thread>
 
 #include <bam/error.hpp>
 
@@ -107,13 +106,11 @@ storage_config emulated_config(const source_options& o) {
   return s;
 }
 
-// The host controller over GPU memory waits once per batch of copies it queued (copies of
-// loaded lines into the cache), which bounds the commands one thread serves: two threads
-// served 1.5-1.8x as many as one on an H100 machine's 16 cores, four no more than two, and
-// eight fewer (their polls contend; docs/python.md). One where there are fewer than 8 cores.
-std::uint32_t gpu_controller_threads() {
-  return std::thread::hardware_concurrency() >= 8 ? 2u : 1u;
-}
+// One host controller thread with batches of copies in flight (storage_config::
+// copy_batches_in_flight) served more commands than two or four on an H100 machine's 16
+// cores: threads that each wait once per batch gained from a second, but threads that keep
+// batches in flight contend in the CUDA driver (docs/python.md has the sweep).
+constexpr std::uint32_t gpu_controller_threads = 1;
 
 // On a GPU: more queues, so the GPU's many waiting threads spread over them, and the
 // controller a host thread over pinned queues (data_source.hpp says why not the GPU kernel).
@@ -125,8 +122,7 @@ storage_config gpu_emulated_config(const source_options& o) {
   s.queues_per_device = gpu_queues;
   s.queue_depth = gpu_depth;
   s.placement = controller_placement::host_thread;
-  s.controller_threads =
-      o.controller_threads != 0 ? o.controller_threads : gpu_controller_threads();
+  s.controller_threads = o.controller_threads != 0 ? o.controller_threads : gpu_controller_threads;
   if (o.copy_batches != 0) s.copy_batches_in_flight = o.copy_batches;
   return s;
 }
@@ -162,7 +158,9 @@ cache_config cache_for(const source_options& o, std::uint64_t data_bytes) {
       o.cache_bytes ? o.cache_bytes : std::max<std::uint64_t>(data_bytes / 8, 1 << 20);
   c.capacity_bytes = std::max<std::uint64_t>(c.capacity_bytes, o.line_bytes);
   // The file backend's I/O threads read the PRP lists of lines over two pages (8 KiB+).
-  c.prp_lists_in_host_memory = o.backend == "file" && o.gpu_device >= 0;
+  // Both backends' controllers are host threads on a GPU (data_source.hpp).
+  c.prp_lists_in_host_memory =
+      (o.backend == "file" || o.backend == "emulated-ssd") && o.gpu_device >= 0;
   return c;
 }
 

@@ -42,8 +42,7 @@ struct source_options {
   std::uint32_t devices = 1;  ///< emulated-ssd: devices the data is striped over
   bool writable = false;
   std::string faults;   ///< emulated-ssd: the command line's --faults spec
-  /// emulated-ssd: host threads serving the devices' queues; 0: one on the CPU path, on a
-  /// GPU two where the machine has 8 cores or more (gpu_controller_threads)
+  /// emulated-ssd: host threads serving the devices' queues; 0: one (gpu_controller_threads)
   std::uint32_t controller_threads = 0;
   /// emulated-ssd on a GPU: batches of copies a controller thread keeps in flight; 0: the
   /// storage default (storage_config::copy_batches_in_flight)

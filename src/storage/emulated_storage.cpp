@@ -280,6 +280,7 @@ emulated_storage::emulated_storage(const storage_config& config,
       ns.host_fence = &runtime::copy_fence;
       ns.host_mark = &runtime::copy_mark;
       ns.host_reached = &runtime::copy_reached;
+      ns.host_readable = &runtime::host_readable;
     }
     cd.timing = emulated::timing_model::from(config.model);
     cd.faults = config.faults;

@@ -45,6 +45,8 @@ struct held_copies {
   std::atomic<std::uint64_t> marks{0};
   std::atomic<std::uint64_t> landed{0};  // marks up to this one may complete
   std::uint64_t fenced = 0;
+  std::uint32_t fences = 0;
+  bool lists_readable = false;  // what host_readable answers
 
   void perform_up_to(std::uint64_t mark) {
     auto done = std::stable_partition(queued.begin(), queued.end(),
@@ -61,6 +63,7 @@ void queue_copy(void* dst, const void* src, std::uint64_t bytes) {
   held->queued.push_back({dst, src, bytes, held->marks.load(std::memory_order_relaxed) + 1});
 }
 void fence_copies() {
+  ++held->fences;
   held->fenced = held->marks.load(std::memory_order_relaxed);
   held->perform_up_to(~std::uint64_t{0});
 }
@@ -75,6 +78,8 @@ bool copies_reached(std::uint64_t mark) {
   return true;
 }
 
+bool lists_readable(const void*) { return held->lists_readable; }
+
 struct rig {
   held_copies copies;
   std::vector<std::uint8_t> image = std::vector<std::uint8_t>(image_bytes);
@@ -83,8 +88,9 @@ struct rig {
   device_set_ref set;
   std::unique_ptr<emulated::cpu_controller> controller;
 
-  explicit rig(std::uint32_t batches_in_flight) {
+  explicit rig(std::uint32_t batches_in_flight, bool readable_lists = false) {
     held = &copies;
+    copies.lists_readable = readable_lists;
     for (std::uint64_t i = 0; i < image_bytes; ++i)
       image[i] = static_cast<std::uint8_t>(i * 131 + 7);
     const queue_layout layout = queue_layout::for_depth(depth);
@@ -110,6 +116,7 @@ struct rig {
     d.ns.host_fence = &fence_copies;
     d.ns.host_mark = &mark_copies;
     d.ns.host_reached = &copies_reached;
+    d.ns.host_readable = &lists_readable;
     d.timing = emulated::timing_model::from(device_model::latency_only(1));
     d.queues = refs;
     std::vector<emulated::controller_device> devices;
@@ -211,6 +218,42 @@ TEST(ControllerCopyBatches, ManyReadsThroughFewBatchesAllReturnTheirBlocks) {
   for (std::uint32_t k = 0; k < 32; ++k) {
     EXPECT_TRUE(readers[k]->matches(r.image, (k * 7) % 64)) << "read " << k;
   }
+}
+
+// A read of four pages through a PRP list: the list's entries are read in place where the host
+// can load from it, else each is copied and waited for; the data arrives either way.
+void read_through_a_prp_list(bool readable) {
+  rig r(4, readable);
+  constexpr std::uint32_t pages = 4;
+  auto* buffer = static_cast<std::uint8_t*>(std::aligned_alloc(4096, pages * block));
+  std::uint64_t list[pages] = {};
+  std::thread reader([&] {
+    io_request q;
+    q.set_byte = 8 * block;
+    q.bytes = pages * block;
+    q.buffer = buffer;
+    q.prp_list = list;
+    q.prp_list_dma = reinterpret_cast<std::uint64_t>(list);
+    q.prp_capacity = pages;
+    io_where where;
+    EXPECT_TRUE(device_io(r.set, q, where).ok());
+  });
+  ASSERT_TRUE(r.marks_reach(1));
+  r.copies.landed.store(1, std::memory_order_release);
+  reader.join();
+  EXPECT_EQ(std::memcmp(buffer, r.image.data() + 8 * block, pages * block), 0);
+  if (readable) {
+    EXPECT_EQ(r.copies.fences, 0u) << "a list the host reads in place was copied and waited for";
+  } else {
+    EXPECT_GE(r.copies.fences, 1u) << "a list in memory the host cannot load was read in place";
+  }
+  std::free(buffer);
+}
+
+TEST(ControllerCopyBatches, APrpListTheHostCanLoadIsReadInPlace) { read_through_a_prp_list(true); }
+
+TEST(ControllerCopyBatches, APrpListElsewhereIsCopiedAndWaitedFor) {
+  read_through_a_prp_list(false);
 }
 
 }  // namespace

@@ -83,8 +83,9 @@ struct cache_config {
   bool write_behind = true;
   /// The PRP lists of lines longer than two memory pages in pinned host memory instead of
   /// the cache's GPU memory: for storage whose controller is a host thread (the file backend
-  /// on a GPU), which reads a list in place, where one in GPU memory costs it a copy and a
-  /// wait per entry (16 KiB lines read 8x slower than 4 KiB ones that way on an H100).
+  /// on a GPU, emulated-ssd's host_thread placement), which reads a list in place, where one in GPU
+  /// memory costs it a copy and a wait per entry (16 KiB lines read 8x slower than 4 KiB ones that
+  /// way on an H100).
   bool prp_lists_in_host_memory = false;
 };
 

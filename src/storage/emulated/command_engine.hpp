@@ -47,6 +47,9 @@ struct namespace_view {
   /// done (both set with host_fence): a controller keeps several batches in flight.
   std::uint64_t (*host_mark)() = nullptr;
   bool (*host_reached)(std::uint64_t mark) = nullptr;
+  /// Whether the host loads from an address in place (pinned memory; set with host_copy): a
+  /// PRP list there (cache_config::prp_lists_in_host_memory) is read without a copy and wait.
+  bool (*host_readable)(const void* p) = nullptr;
 
   /// The image byte of device byte `b`, and how many bytes from there stay contiguous.
   BAM_HD std::uint64_t image_byte(std::uint64_t b, std::uint64_t& contiguous) const {
@@ -154,12 +157,19 @@ BAM_HD inline std::uint16_t transfer(const nvme::submission_entry& c, const name
   const bool is_read = c.opcode == static_cast<std::uint8_t>(nvme::io_opcode::read);
   const std::uint64_t bytes = std::uint64_t{c.block_count()} * ns.block_bytes;
   std::uint64_t device_byte = c.slba() * ns.block_bytes;
+  [[maybe_unused]] int list_in_place = -1;  // host_copy: whether the list is host readable
   const nvme::generic_status s = nvme::walk_prps(
       c.prp1, c.prp2, bytes, ns.page_bytes,
-      [&ns](std::uint64_t dma) {
+      [&](std::uint64_t dma) {
         std::uint64_t entry = 0;
 #if !BAM_DEVICE_PASS
         if (ns.host_copy != nullptr) {  // the list may be in GPU memory
+          if (list_in_place < 0) {      // one list, one allocation: asked once per command
+            list_in_place =
+                ns.host_readable != nullptr && ns.host_readable(reinterpret_cast<const void*>(dma));
+          }
+          // The submitter wrote the list before the doorbell the controller acquired.
+          if (list_in_place) return *reinterpret_cast<const std::uint64_t*>(dma);
           ns.host_copy(&entry, reinterpret_cast<const void*>(dma), sizeof entry);
           if (ns.host_fence != nullptr) ns.host_fence();  // the entry is needed now
           return entry;
