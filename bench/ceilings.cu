@@ -623,24 +623,19 @@ void run_ceilings(const ceilings_options& options) {
     std::vector<const void*> srcs(copies_per_batch);
     std::vector<std::size_t> sizes(copies_per_batch, l);
     const std::uint64_t from_lines = o.footprints.front() / l, to_lines = o.hbm_bytes / l;
-    std::uint64_t state = 0x9E3779B97F4A7C15ull;
-    auto next = [&state] {  // splitmix64
-      std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-      return z ^ (z >> 31);
-    };
     measure(
         {.name = "batched_line_copies",
          .counts = "bytes copied",
          .line_bytes = l,
          .footprint_bytes = o.footprints.front(),
          .bytes_per_line = l},
-        [&](std::uint64_t batches, std::uint32_t) {
+        [&](std::uint64_t batches, std::uint32_t seed) {
           for (std::uint64_t b = 0; b < batches; ++b) {
             for (std::size_t k = 0; k < copies_per_batch; ++k) {
-              srcs[k] = static_cast<const std::uint8_t*>(pinned.host()) + next() % from_lines * l;
-              dsts[k] = static_cast<std::uint8_t*>(hbm.data()) + next() % to_lines * l;
+              const std::uint64_t n = 2 * (b * copies_per_batch + k);
+              srcs[k] =
+                  static_cast<const std::uint8_t*>(pinned.host()) + pick64(n, seed, from_lines) * l;
+              dsts[k] = static_cast<std::uint8_t*>(hbm.data()) + pick64(n + 1, seed, to_lines) * l;
             }
             runtime::detail::cuda_copy_batch_async(dsts.data(), srcs.data(), sizes.data(),
                                                    copies_per_batch, stream);

@@ -103,8 +103,8 @@ struct storage_config {
   std::uint32_t wait_sleep_ns = default_wait_sleep_ns;
   controller_placement placement = controller_placement::cpu_thread;
   /// Host threads serving the queues (placements cpu_thread and host_thread): thread t serves
-  /// queue q of every device where q % threads == t, each with its own copy stream (a host
-  /// thread over GPU memory waits once per batch of copies, which bounds one thread's rate).
+  /// queue q of every device where q % threads == t, each with its own copy stream (over GPU
+  /// memory more threads contend in the CUDA driver; copy_batches_in_flight helps one more).
   /// More than one needs a model without caps: each thread keeps its own device clocks.
   std::uint32_t controller_threads = 1;
   /// Placement host_thread: batches of copies a controller thread keeps in flight, posting

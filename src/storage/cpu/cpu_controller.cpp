@@ -214,15 +214,19 @@ std::uint16_t cpu_controller::finish(const pending& p) {
 bool cpu_controller::complete_due(std::uint64_t now) {
   auto& heap = schedule_->heap;
   if (heap.empty() || heap.top().due_ns > now) return false;
-  // Every due command moves its data first, then one fence, then the completions: a host
-  // controller serving GPU memory queues the batch's copies and waits for them once.
+  // Every due command moves its data first, then the completions: a host controller serving
+  // GPU memory queues the batch's copies, marks them and posts the batch once they land
+  // (post_landed), or without marks waits for them once here.
   constexpr std::size_t max_batch = 1024;
   auto& landing = schedule_->landing;
   if (host_mark_ != nullptr && landing.size() >= batches_in_flight_) return false;
   auto& spare = schedule_->spare;
-  schedule::batch batch = spare.empty() ? schedule::batch{} : std::move(spare.back());
-  if (!spare.empty()) spare.pop_back();
-  batch.clear();
+  schedule::batch batch;
+  if (!spare.empty()) {
+    batch = std::move(spare.back());
+    spare.pop_back();
+    batch.clear();
+  }
   while (!heap.empty() && heap.top().due_ns <= now && batch.size() < max_batch) {
     const pending p = heap.top();
     heap.pop();
