@@ -8,6 +8,8 @@ where PyG is missing), and each batch's feature rows gathered by:
 
     bam-file            bam, backend file (the feature file read on demand)
     bam-emulated-ssd    bam, backend emulated-ssd
+    bam-host-cached     bam, backend host-cached (features in host memory, pinned on a GPU, read
+                        through bam's cache; a miss copies its line itself, no controller)
     memmap-copy         numpy.memmap, fancy-indexed, then copied to the device
     pinned-copy         (GPU) features in pinned host memory, rows picked by the CPU
                         (index_select), then one copy to the GPU
@@ -245,8 +247,8 @@ def main():
           f"a phase (sampler: {sampler}), device {a.device}")
     results = []
 
-    known = ["bam-file", "bam-emulated-ssd", "memmap-copy", "pinned-copy", "pinned-uva",
-             "gpu-resident"]
+    known = ["bam-file", "bam-emulated-ssd", "bam-host-cached", "memmap-copy", "pinned-copy",
+             "pinned-uva", "gpu-resident"]
     wanted = a.loaders.split(",") if a.loaders else known
     for w in wanted:
         if w not in known:
@@ -282,7 +284,7 @@ def main():
         def index(nodes):
             return torch.from_numpy(nodes).to(dev, non_blocking=True)
 
-    for backend in ("file", "emulated-ssd"):
+    for backend in ("file", "emulated-ssd", "host-cached"):
         if not want(f"bam-{backend}"):
             continue
         drop_from_page_cache(feats)

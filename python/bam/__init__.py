@@ -21,7 +21,7 @@ __version__ = "0.1.0"
 #: True when the compiled module was built with CUDA (BAM_PYTHON_CUDA=1).
 cuda_build = _bam.cuda_build
 
-_BACKENDS = ("file", "emulated-ssd", "host-memory", "device-memory")
+_BACKENDS = ("file", "emulated-ssd", "host-memory", "host-cached", "device-memory")
 
 
 def open(path, dtype, shape=None, *, backend="file", cache_bytes=None, line_bytes=4096,  # noqa: A001
@@ -36,7 +36,9 @@ def open(path, dtype, shape=None, *, backend="file", cache_bytes=None, line_byte
         as the file holds). A row may span cache lines.
     backend: the command line's --backend: "file" (the file itself, read on demand by I/O
         threads), "emulated-ssd" (the file loaded into emulated NVMe devices, where faults
-        can be injected), "host-memory" (read in place, no cache), "device-memory" (GPU).
+        can be injected), "host-memory" (read in place, no cache), "host-cached" (the file
+        loaded into host memory, read through the cache: a miss copies its line from host
+        memory, with no controller; read-only), "device-memory" (GPU).
     cache_bytes: the cache's capacity, an int or a size such as "64M" (default: an eighth of
         the data, at least 1 MiB). line_bytes: a power of two from 512 to 64K.
     devices: emulated-ssd devices the data is striped over.

@@ -20,6 +20,8 @@ constexpr std::uint32_t cpu_queues = 8;
 constexpr std::uint32_t cpu_depth = 256;
 constexpr std::uint32_t io_threads = 2;
 constexpr std::uint32_t io_depth = 64;
+// host-cached: the largest copy a missing thread makes (a line, or a run of lines).
+constexpr std::uint32_t max_copy_bytes = 256u << 10;
 
 std::uint64_t stripe_bytes(const source_options& o) {
   return std::max<std::uint64_t>(o.line_bytes, 65536);
@@ -38,9 +40,11 @@ std::uint64_t file_bytes(const std::string& path) {
 
 void check(const source_options& o) {
   const std::string& b = o.backend;
-  if (b != "file" && b != "emulated-ssd" && b != "host-memory" && b != "device-memory") {
-    throw input_error("backend '" + b +
-                      "' is not one of file, emulated-ssd, host-memory, device-memory");
+  if (b != "file" && b != "emulated-ssd" && b != "host-memory" && b != "host-cached" &&
+      b != "device-memory") {
+    throw input_error(
+        "backend '" + b +
+        "' is not one of file, emulated-ssd, host-memory, host-cached, device-memory");
   }
   if (b == "device-memory" && o.gpu_device < 0) {
     throw input_error(
@@ -57,8 +61,8 @@ void check(const source_options& o) {
                       std::to_string(o.paths.size()) +
                       " file(s) named; a striped set is one file per device");
   }
-  if (b == "host-memory" && o.devices != 1)
-    throw input_error("backend 'host-memory' reads no devices: leave devices at 1");
+  if ((b == "host-memory" || b == "host-cached") && o.devices != 1)
+    throw input_error("backend '" + b + "' reads no devices: leave devices at 1");
   if (o.devices == 0) throw input_error("devices must be at least 1");
   if (o.controller_threads != 0 && b != "emulated-ssd") {
     throw input_error(
@@ -75,7 +79,7 @@ void check(const source_options& o) {
     throw input_error("faults need backend 'emulated-ssd' (backend '" + b +
                       "' reads real files or memory; their errors are real)");
   }
-  if (o.writable && (b == "host-memory" || b == "device-memory")) {
+  if (o.writable && (b == "host-memory" || b == "host-cached" || b == "device-memory")) {
     throw input_error("backend '" + b +
                       "' is read-only here: open with backend 'file' or 'emulated-ssd' to write");
   }
@@ -183,7 +187,9 @@ data_source::data_source(const source_options& o) : backend_(o.backend), gpu_dev
   } else {
     image_ = backing_store::from_file(o.paths.front(), o.writable, memory_kind::host);
     if (o.backend == "host-memory") return;
-    storage_ = std::make_unique<emulated_storage>(emulated_config(o), image_);
+    if (o.backend != "host-cached") {
+      storage_ = std::make_unique<emulated_storage>(emulated_config(o), image_);
+    }
   }
   cache_ = std::make_unique<page_cache>(cache_for(o, data_bytes_), *stream_);
   if (storage_) storage_->start();
@@ -212,7 +218,10 @@ void data_source::open_on_gpu(const source_options& o) {
       image_.reset();  // read-only: the GPU copy is all there is to read
       return;
     }
-    storage_ = std::make_unique<emulated_storage>(gpu_emulated_config(o), image_, runtime_.get());
+    // host-cached has no controller: a GPU thread that misses copies its line from the image.
+    if (o.backend != "host-cached") {
+      storage_ = std::make_unique<emulated_storage>(gpu_emulated_config(o), image_, runtime_.get());
+    }
   }
   cache_ = std::make_unique<page_cache>(cache_for(o, data_bytes_), *runtime_);
   runtime_->start();  // the attached controllers (host threads)
@@ -253,6 +262,7 @@ data_source::~data_source() {
 
 device_set_ref data_source::devices() const {
   if (storage_) return storage_->ref();
+  if (!files_) return device_set_ref::over_memory(image_->data(), image_->bytes(), max_copy_bytes);
   return files_->ref();
 }
 
@@ -263,6 +273,10 @@ std::string data_source::describe() const {
     const storage_config& c = storage_->config();
     d += ": " + std::to_string(c.devices) + " device(s), " + std::to_string(c.queues_per_device) +
          " queues x " + std::to_string(c.queue_depth);
+  }
+  if (!storage_ && !files_ && cache_) {
+    d += std::string(": ") + (runtime_ ? "pinned" : "host") +
+         " memory, each miss copied by the thread that missed";
   }
   if (cache_) {
     d += "; cache " + tools::format_bytes(static_cast<double>(cache_->config().capacity_bytes)) +

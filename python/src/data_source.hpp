@@ -7,7 +7,8 @@
 /// On a GPU no persistent kernel runs, so the caller's framework (PyTorch, CuPy) may allocate,
 /// free and launch as it likes between and during gathers: the file backend's controllers are
 /// I/O threads, and emulated-ssd's controller is a host thread over queues in pinned memory
-/// (placement host_thread; its copies run on a non-blocking stream of its own). The GPU
+/// (placement host_thread; its copies run on a non-blocking stream of its own); host-cached
+/// has none (a GPU thread that misses copies its line from pinned memory itself). The GPU
 /// controller kernel (placement gpu_kernel) is faster but makes CUDA calls of other code wait
 /// or deadlock (DESIGN 6 and 11), which a Python session cannot promise to avoid.
 ///
@@ -36,7 +37,8 @@ namespace bam::python {
 /// bam.open()'s storage arguments, checked by data_source.
 struct source_options {
   std::vector<std::string> paths;  ///< one file, or the files of a striped set (backend file)
-  std::string backend = "file";    ///< file | emulated-ssd | host-memory | device-memory
+  std::string backend =
+      "file";  ///< file | emulated-ssd | host-memory | host-cached | device-memory
   std::uint64_t cache_bytes = 0;   ///< 0: an eighth of the data, at least 1 MiB
   std::uint64_t line_bytes = 4096;
   std::uint32_t devices = 1;  ///< emulated-ssd: devices the data is striped over
@@ -63,7 +65,7 @@ class data_source {
 
   /// Bytes of data: the file, or the files of a striped set together.
   [[nodiscard]] std::uint64_t data_bytes() const { return data_bytes_; }
-  /// True when reads go through the page cache (file, emulated-ssd).
+  /// True when reads go through the page cache (file, emulated-ssd, host-cached).
   [[nodiscard]] bool cached() const { return cache_ != nullptr; }
   /// True when kernels run on a GPU (device="cuda").
   [[nodiscard]] bool gpu() const { return runtime_ != nullptr; }

@@ -7,7 +7,7 @@ import bam
 
 DTYPES = ["uint8", "uint16", "uint32", "uint64", "int32", "int64", "float32", "float64"]
 CACHED = ["file", "emulated-ssd"]
-BACKENDS = CACHED + ["host-memory"]
+BACKENDS = CACHED + ["host-memory", "host-cached"]
 
 
 def values(dtype, count, seed=0):

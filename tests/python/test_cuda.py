@@ -31,7 +31,7 @@ def _gpu_present():
 if not _gpu_present():
     pytest.skip("no GPU (torch or CuPy sees none)", allow_module_level=True)
 
-GPU_BACKENDS = ["file", "emulated-ssd", "host-memory", "device-memory"]
+GPU_BACKENDS = ["file", "emulated-ssd", "host-memory", "host-cached", "device-memory"]
 
 
 class Torch:

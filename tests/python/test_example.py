@@ -20,7 +20,8 @@ def run_example(tmp_path, *args):
 def test_the_gnn_example_times_each_cpu_loader_cold_then_warm(tmp_path):
     doc = run_example(tmp_path, "--controller-threads", "2")
     got = [(r["method"], r["phase"]) for r in doc["results"]]
-    assert got == [(m, p) for m in ("bam-file", "bam-emulated-ssd", "memmap-copy")
+    assert got == [(m, p) for m in ("bam-file", "bam-emulated-ssd", "bam-host-cached",
+                                    "memmap-copy")
                    for p in ("cold", "warm")]
     for r in doc["results"]:
         assert r["batches"] == doc["config"]["batches_per_phase"] and r["rows"] > 0

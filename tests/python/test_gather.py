@@ -102,3 +102,16 @@ def test_several_controller_threads_serve_an_emulated_ssd(data_file):
                   cache_bytes="64K", line_bytes=512, controller_threads=3) as a:
         np.testing.assert_array_equal(a[idx], ref[idx])
         assert a.stats()["loads"] > 0
+
+
+def test_host_cached_reads_through_a_small_cache_that_reloads_lines(data_file):
+    path, ref = data_file("float32", 256 * 1024)  # 1 MiB over a 16 KiB cache of 512 B lines
+    ref = ref.reshape(-1, 64)
+    idx = np.random.default_rng(4).integers(0, len(ref), 6_000)
+    with bam.open(path, "f32", shape=(-1, 64), backend="host-cached", line_bytes=512,
+                  cache_bytes="16K") as a:
+        np.testing.assert_array_equal(a[idx], ref[idx])
+        s = a.stats()
+        assert "host memory, each miss copied" in a.description
+    assert s["loads"] > 2048 and s["evictions"] > 0 and s["errors"] == 0
+    assert s["bytes_moved"] == 512 * s["loads"]

@@ -67,7 +67,8 @@ def _open_many(path, backend, count, gather_every):
 
 
 @pytest.mark.parametrize("backend, count", [("emulated-ssd", 10_000), ("file", 1_000),
-                                            ("host-memory", 10_000)])
+                                            ("host-memory", 10_000),
+                                            ("host-cached", 10_000)])
 def test_many_opens_leak_no_memory_threads_or_files(data_file, backend, count):
     path, _ = data_file("uint32", 1000)
     _open_many(path, backend, 300, 10)  # warm up the allocator and the import

@@ -59,7 +59,8 @@ def test_values_of_another_dtype_or_shape_are_a_value_error(data_file):
     np.testing.assert_array_equal(np.fromfile(path, dtype=np.float32), ref)
 
 
-def test_host_memory_cannot_be_opened_writable(data_file):
+@pytest.mark.parametrize("backend", ["host-memory", "host-cached"])
+def test_memory_backends_cannot_be_opened_writable(data_file, backend):
     path, _ = data_file("uint8", 100)
     with pytest.raises(ValueError, match="read-only"):
-        bam.open(path, "u8", backend="host-memory", writable=True)
+        bam.open(path, "u8", backend=backend, writable=True)

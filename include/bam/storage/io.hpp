@@ -20,6 +20,7 @@
 #include <bam/platform/clock.hpp>
 #include <bam/platform/config.hpp>
 #include <bam/storage/device_set.hpp>
+#include <bam/storage/memory_copy.hpp>
 
 namespace bam {
 
@@ -98,10 +99,10 @@ namespace detail {
 }
 
 /// Issues the request without waiting for its completion. On success the command is in flight
-/// (out.queue set) until device_io_wait(out); on failure out.where names the command, and
-/// nothing is in flight unless out.where.abandoned (then the queue keeps r.hold). A write to
-/// a replicated set is carried out whole here, one device after another
-/// (each copy waited for before the next is issued), so nothing of it is left in flight.
+/// (out.queue set) until device_io_wait(out), except on a memory set, where it is done at once; on
+/// failure out.where names the command, and nothing is in flight unless out.where.abandoned (then
+/// the queue keeps r.hold). A write to a replicated set is carried out whole here, one device after
+/// another (each copy waited for before the next is issued), so nothing of it is left in flight.
 ///
 /// A thread must not hold two commands in flight that may take the same slot of one queue:
 /// the second submission waits for the first's completion to be taken, which that thread
@@ -118,6 +119,18 @@ namespace detail {
       r.bytes > set.max_transfer_bytes ||
       r.set_byte + r.bytes > set.capacity_bytes + set.block_bytes - 1) {
     return io_status::host(status_source::invalid_request);
+  }
+  if (set.memory != nullptr) {
+    // A memory set: the command is this thread's copy, done when it returns.
+    std::uint8_t* at = set.memory + r.set_byte;
+    if (r.op == nvme::io_opcode::read) {
+      detail::copy_alone(r.buffer, at, r.bytes);
+    } else if (r.op == nvme::io_opcode::write) {
+      detail::copy_alone(at, r.buffer, r.bytes);
+    } else {
+      return io_status::host(status_source::invalid_request);
+    }
+    return {};
   }
   const auto dma = reinterpret_cast<std::uint64_t>(r.buffer);  // emulated: identity mapping
   nvme::prp_pair prps;

@@ -158,15 +158,14 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::acquire_slow(
     }
     const std::uint64_t now = now_ns();
     if (give_up_ns == 0) {
-      const queue_pair_ref& q = a.set.queue(0, 0);
       // The loader's own waits are bounded by the victim search and the queue's deadlines
       // (a write-back and a read, each entering the queue and completing).
-      give_up_ns = now + 2 * victim_timeout_ns_ + 4 * q.timeout_ns();
+      give_up_ns = now + 2 * victim_timeout_ns_ + 4 * a.set.timeout_ns();
       // An eviction holds its line BUSY for a write-back at most; longer, the line may be held
       // by an abandoned write-back, which only the drain of its late completion gives back.
-      drain_after_ns = now + q.timeout_ns();
+      drain_after_ns = now + a.set.timeout_ns();
       // Waiting for another thread's load is waiting on the queues: their longest sleep.
-      pause = backoff(64, q.wait_sleep_ns());
+      pause = backoff(64, a.set.wait_sleep_ns());
     } else if (held_line != ~0u && now > drain_after_ns) {
       drain_for_line(a, held_line);
       held_line = ~0u;

@@ -39,7 +39,7 @@ struct keep_protection {
 
 BAM_HD inline std::uint64_t dense_cache_ref::give_up_at(const array_slot* a) const {
   // A loader's wait is bounded by the queue's deadline, a reserver's by the victim search.
-  const std::uint64_t io = a ? a->set.queue(0, 0).timeout_ns() : cache_.victim_timeout_ns();
+  const std::uint64_t io = a ? a->set.timeout_ns() : cache_.victim_timeout_ns();
   return now_ns() + 2 * cache_.victim_timeout_ns() + 2 * io;
 }
 

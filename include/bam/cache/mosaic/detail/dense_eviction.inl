@@ -179,7 +179,7 @@ BAM_HD inline bool dense_cache_ref::wait_not_busy(std::uint32_t frame, std::uint
       // with an array to drain for drains its queues itself.
       if (drain_for != nullptr) {
         if (drain_after_ns == 0) {
-          drain_after_ns = now + drain_for->set.queue(0, 0).timeout_ns();
+          drain_after_ns = now + drain_for->set.timeout_ns();
         } else if (now > drain_after_ns) {
           device_drain(drain_for->set);
         }

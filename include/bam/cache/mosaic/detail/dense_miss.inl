@@ -213,7 +213,7 @@ BAM_HD acquire_result dense_cache_ref::acquire_then(const array_slot& a, std::ui
     const std::uint64_t now = now_ns();
     if (drain_after_ns == 0) {
       if (give_up_ns == 0) give_up_ns = give_up_at(&a);
-      drain_after_ns = now + a.set.queue(0, 0).timeout_ns();
+      drain_after_ns = now + a.set.timeout_ns();
     } else if (now > give_up_ns) {
       return gave_up(a, page);
     } else if (now > drain_after_ns) {
