@@ -21,11 +21,17 @@ BAM_HD inline void mark_failed(std::uint32_t* failed, std::uint64_t k) {
   atomic_ref<std::uint32_t>(failed[k]).store(1, order::relaxed);
 }
 
-// out[k] = a[rows[k / row_len] * row_len + k % row_len]: one logical thread per element, so
-// the threads of a row read its lines side by side (a row may span lines).
+// out[k] = a[rows[k / row_len] * row_len + k % row_len]. A warp takes tiles of 256
+// consecutive output elements, lane l the elements l, l + 32, ... of a tile, so the lanes read
+// a row's lines side by side (a row may span lines) and a lane's reads of one row stay in one
+// line: a cursor per lane keeps that line pinned between them, one probe per line instead of
+// one per element. The cursor is dropped at the end of each tile, before lanes whose last
+// tile is short leave the loop.
 template <class E>
 struct gather_rows {
   using value_type = std::remove_const_t<E>;
+  static constexpr std::uint64_t lanes = 32;
+  static constexpr std::uint64_t tile = 256;
   array_ref<E> a;
   const std::int64_t* rows;
   value_type* out;
@@ -33,15 +39,21 @@ struct gather_rows {
   std::uint64_t row_len;
   std::uint64_t total;
   BAM_HD void operator()(thread_index t) const {
-    for (std::uint64_t k = t.id; k < total; k += t.count) {
-      const std::uint64_t r = k / row_len;
-      const std::uint64_t e = static_cast<std::uint64_t>(rows[r]) * row_len + (k - r * row_len);
-      value_type v{};
-      if (!a.try_read(e, v).ok()) {
-        v = array_ref<E>::poison();
-        mark_failed(failed, r);
+    const std::uint64_t lane = t.id % lanes;
+    const std::uint64_t stride = (t.count + lanes - 1) / lanes * tile;
+    for (std::uint64_t first = t.id / lanes * tile; first < total; first += stride) {
+      typename array_ref<E>::cursor c(a);
+      const std::uint64_t end = first + tile < total ? first + tile : total;
+      for (std::uint64_t k = first + lane; k < end; k += lanes) {
+        const std::uint64_t r = k / row_len;
+        const std::uint64_t e = static_cast<std::uint64_t>(rows[r]) * row_len + (k - r * row_len);
+        value_type v{};
+        if (!c.try_read(e, v).ok()) {
+          v = array_ref<E>::poison();
+          mark_failed(failed, r);
+        }
+        out[k] = v;
       }
-      out[k] = v;
     }
   }
 };

@@ -78,7 +78,8 @@ def test_stats_count_hits_misses_and_bytes_moved(data_file):
         a[np.arange(512)]  # one 4 KiB line
         a[np.arange(512)]
         s = a.stats()
-    assert s["loads"] == 1 and s["misses"] >= 1 and s["hits"] >= 512
+    # Probes are hits or misses; a lane's further reads of the line it holds are neither.
+    assert s["loads"] == 1 and s["misses"] >= 1 and s["hits"] >= 1 and s["accesses"] == 1024
     assert s["bytes_moved"] == 4096 and s["bytes_requested"] == 2 * 512 * 8
     assert s["amplification"] == pytest.approx(0.5)
 
