@@ -67,6 +67,9 @@ class data_source {
   [[nodiscard]] std::uint64_t data_bytes() const { return data_bytes_; }
   /// True when reads go through the page cache (file, emulated-ssd, host-cached).
   [[nodiscard]] bool cached() const { return cache_ != nullptr; }
+  /// True when GPU threads wait on queues in pinned host memory (file and emulated-ssd on a GPU,
+  /// whose controllers are host threads): each waiting thread polls over PCIe.
+  [[nodiscard]] bool polls_host_queues() const { return runtime_ && (storage_ || files_); }
   /// True when kernels run on a GPU (device="cuda").
   [[nodiscard]] bool gpu() const { return runtime_ != nullptr; }
   /// The GPU path's runtime (gpu() only): its device, its bounded synchronize.

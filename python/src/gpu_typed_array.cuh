@@ -44,7 +44,8 @@ class gpu_typed_array final : public any_array {
     const std::uint32_t grid = grid_for(total);
     launch(stream, grid, detail::block_threads,
            detail::gather_rows<E>{array_.ref_for_launch(grid, detail::block_threads), rows,
-                                  static_cast<value_type*>(out), failed, shape_.row_len, total});
+                                  static_cast<value_type*>(out), failed, shape_.row_len, total,
+                                  detail::gather_tile(source_.polls_host_queues())});
     source_.runtime().synchronize(stream, 0, "the gather kernel of '" + array_.name() + "'");
     collect(rows, n, stream, failures);
   }

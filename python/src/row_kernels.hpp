@@ -21,23 +21,24 @@ BAM_HD inline void mark_failed(std::uint32_t* failed, std::uint64_t k) {
   atomic_ref<std::uint32_t>(failed[k]).store(1, order::relaxed);
 }
 
-// out[k] = a[rows[k / row_len] * row_len + k % row_len]. A warp takes tiles of 256
-// consecutive output elements, lane l the elements l, l + 32, ... of a tile, so the lanes read
-// a row's lines side by side (a row may span lines) and a lane's reads of one row stay in one
-// line: a cursor per lane keeps that line pinned between them, one probe per line instead of
-// one per element. The cursor is dropped at the end of each tile, before lanes whose last
-// tile is short leave the loop.
+// out[k] = a[rows[k / row_len] * row_len + k % row_len]. A warp takes tiles of `tile`
+// consecutive output elements (a multiple of 32), lane l the elements l, l + 32, ... of a tile,
+// so the lanes read a row's lines side by side (a row may span lines) and a lane's reads of one
+// row stay in one line: a cursor per lane keeps that line pinned between them, one probe per
+// line instead of one per element. The cursor is dropped at the end of each tile, before lanes
+// whose last tile is short leave the loop. Tiles of 32 spread a row over several warps, which
+// then wait for one load together (gather_tile says when that is better).
 template <class E>
 struct gather_rows {
   using value_type = std::remove_const_t<E>;
   static constexpr std::uint64_t lanes = 32;
-  static constexpr std::uint64_t tile = 256;
   array_ref<E> a;
   const std::int64_t* rows;
   value_type* out;
   std::uint32_t* failed;
   std::uint64_t row_len;
   std::uint64_t total;
+  std::uint64_t tile;
   BAM_HD void operator()(thread_index t) const {
     const std::uint64_t lane = t.id % lanes;
     const std::uint64_t stride = (t.count + lanes - 1) / lanes * tile;
@@ -74,6 +75,13 @@ struct scatter_rows {
     }
   }
 };
+
+// Elements a warp of the gather takes at a time: whole rows of 1 KiB floats (256) with their
+// lines read through cursors, except where the misses wait on queues in pinned host memory (a
+// GPU over emulated-ssd or file): there every waiting warp polls its completion over PCIe, and
+// one warp per row made GNN batches 1.6x slower warm and 5x cold on an H100 (the likely cause:
+// 8x the polls of warps that share a row's load), so a warp takes 32 elements there.
+inline std::uint64_t gather_tile(bool polls_host_queues) { return polls_host_queues ? 32 : 256; }
 
 // A launch of at most 1,024 x 256 logical threads (as bam gather): the pool splits them
 // over its workers, each walking its share.

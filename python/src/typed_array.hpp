@@ -37,7 +37,7 @@ class typed_array final : public any_array {
     launch(source_.stream(), grid, detail::block_threads,
            detail::gather_rows<E>{array_.ref_for_launch(grid, detail::block_threads), rows,
                                   static_cast<value_type*>(out), failed.data(), shape_.row_len,
-                                  total});
+                                  total, detail::gather_tile(false)});
     source_.stream().synchronize();
     collect(rows, failed, failures);
   }
