@@ -49,7 +49,9 @@ struct gather_rows {
         const std::uint64_t r = k / row_len;
         const std::uint64_t e = static_cast<std::uint64_t>(rows[r]) * row_len + (k - r * row_len);
         value_type v{};
-        if (!c.try_read(e, v).ok()) {
+        // A read of the line the lane holds needs no vote of the warp; only a lane that moves
+        // to another line probes (with the lanes that move with it).
+        if (!c.read_if_pinned(e, v) && !c.try_read(e, v).ok()) {
           v = array_ref<E>::poison();
           mark_failed(failed, r);
         }
