@@ -262,8 +262,8 @@ data_source::~data_source() {
 
 device_set_ref data_source::devices() const {
   if (storage_) return storage_->ref();
-  if (!files_) return device_set_ref::over_memory(image_->data(), image_->bytes(), max_copy_bytes);
-  return files_->ref();
+  if (files_) return files_->ref();
+  return device_set_ref::over_memory(image_->data(), image_->bytes(), max_copy_bytes);
 }
 
 std::string data_source::describe() const {
@@ -274,7 +274,7 @@ std::string data_source::describe() const {
     d += ": " + std::to_string(c.devices) + " device(s), " + std::to_string(c.queues_per_device) +
          " queues x " + std::to_string(c.queue_depth);
   }
-  if (!storage_ && !files_ && cache_) {
+  if (backend_ == "host-cached") {
     d += std::string(": ") + (runtime_ ? "pinned" : "host") +
          " memory, each miss copied by the thread that missed";
   }

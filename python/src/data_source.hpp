@@ -37,8 +37,8 @@ namespace bam::python {
 /// bam.open()'s storage arguments, checked by data_source.
 struct source_options {
   std::vector<std::string> paths;  ///< one file, or the files of a striped set (backend file)
-  std::string backend =
-      "file";  ///< file | emulated-ssd | host-memory | host-cached | device-memory
+  /// file | emulated-ssd | host-memory | host-cached | device-memory
+  std::string backend = "file";
   std::uint64_t cache_bytes = 0;   ///< 0: an eighth of the data, at least 1 MiB
   std::uint64_t line_bytes = 4096;
   std::uint32_t devices = 1;  ///< emulated-ssd: devices the data is striped over
