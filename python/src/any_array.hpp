@@ -66,9 +66,9 @@ class any_array {
 
   /// GPU arrays (device="cuda") only; the others throw bam::input_error. `rows` and `out` (or
   /// `values`) are GPU memory of the source's device. Runs on `stream` (the caller's: work
-  /// already queued there comes first): a range check, whose result it waits for, throwing
-  /// std::out_of_range naming the first row outside [0, rows) before any I/O; then the
-  /// kernel, whose end it waits for (bounded) to report failed rows as gather() does.
+  /// already queued there comes first): a range check, then the kernel, which does no I/O
+  /// unless every row is in range; it waits (bounded) for both, then throws std::out_of_range
+  /// naming the first row outside [0, rows), or reports failed rows as gather() does.
   virtual void gather_device(const std::int64_t* rows, std::uint64_t n, void* out,
                              stream_handle stream, row_failures& failures);
   virtual void scatter_device(const std::int64_t* rows, std::uint64_t n, const void* values,

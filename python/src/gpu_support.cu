@@ -1,10 +1,10 @@
 #include "gpu_support.hpp"
 
 #include "any_array.hpp"
+#include "row_kernels.hpp"
 
 #include <algorithm>
 #include <cstring>
-#include <limits>
 #include <stdexcept>
 
 #include <bam/cuda_check.hpp>
@@ -15,8 +15,6 @@ namespace bam::python {
 
 namespace {
 
-constexpr std::uint64_t none = std::numeric_limits<std::uint64_t>::max();
-
 // first = min(first, k) over the positions k whose row is outside [0, limit).
 struct find_out_of_range {
   const std::int64_t* rows;
@@ -26,7 +24,7 @@ struct find_out_of_range {
   BAM_HD void operator()(thread_index t) const {
     for (std::uint64_t k = t.id; k < n; k += t.count) {
       if (rows[k] >= 0 && static_cast<std::uint64_t>(rows[k]) < limit) continue;
-      // Relaxed: the host reads the result after the stream's synchronize.
+      // Relaxed: read by the kernels queued after this one and by the host after a synchronize.
       const atomic_ref<std::uint64_t> min(*first);
       std::uint64_t seen = min.load(order::relaxed);
       while (k < seen && !min.compare_exchange(seen, k, order::relaxed)) {
@@ -68,26 +66,30 @@ gpu_scratch::gpu_scratch(int device) : device_(device) {
   word_ = pinned_memory(2 * sizeof(std::uint64_t));
 }
 
-void gpu_scratch::check_rows(gpu_runtime& rt, const std::int64_t* rows, std::uint64_t n,
-                             std::uint64_t limit, stream_handle stream, const std::string& name) {
-  if (n == 0) return;
+const std::uint64_t* gpu_scratch::start_check(const std::int64_t* rows, std::uint64_t n,
+                                              std::uint64_t limit, stream_handle stream) {
+  limit_ = limit;
   BAM_CUDA_CHECK(cudaMemsetAsync(first_bad_.data(), 0xff, sizeof(std::uint64_t), stream));
   const auto grid = static_cast<std::uint32_t>(
       std::clamp<std::uint64_t>((n + check_block - 1) / check_block, 1, 4096));
   launch(stream, grid, check_block,
          find_out_of_range{rows, n, limit, first_bad_.as<std::uint64_t>()});
   copy_async(word_.data(), first_bad_.data(), sizeof(std::uint64_t), stream);
-  rt.synchronize(stream, 0, "the range check of '" + name + "'");
+  return first_bad_.as<std::uint64_t>();
+}
+
+void gpu_scratch::finish_check(gpu_runtime& rt, const std::int64_t* rows, stream_handle stream,
+                               const std::string& name) {
   auto* word = word_.as<std::uint64_t>();
   const std::uint64_t k = word[0];
-  if (k == none) return;
+  if (k == detail::rows_in_range) return;
   copy_async(word + 1, rows + k, sizeof(std::int64_t), stream);
   rt.synchronize(stream, 0, "reading an out-of-range row of '" + name + "'");
   std::int64_t row = 0;
   std::memcpy(&row, word + 1, sizeof row);
   throw std::out_of_range("index " + std::to_string(row) + " (position " + std::to_string(k) +
                           ") is out of range for '" + name + "', which has " +
-                          std::to_string(limit) + " rows" +
+                          std::to_string(limit_) + " rows" +
                           (row < 0 ? " (negative indices are not wrapped)" : ""));
 }
 

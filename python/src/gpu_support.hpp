@@ -35,10 +35,15 @@ class gpu_scratch {
   /// calls come from any thread, with any device current).
   [[nodiscard]] device_guard use_device() const { return device_guard(device_); }
 
-  /// Runs the range-check kernel over `rows` (GPU memory) on `stream` and waits for it: throws
-  /// std::out_of_range naming the first row outside [0, limit), its position and `name`.
-  void check_rows(gpu_runtime& rt, const std::int64_t* rows, std::uint64_t n, std::uint64_t limit,
-                  stream_handle stream, const std::string& name);
+  /// Queues the range-check kernel over `rows` (GPU memory) on `stream`, and the copy of its
+  /// verdict for the host; returns the verdict in GPU memory for the kernels queued after it
+  /// (row_kernels.hpp: detail::may_run), which do no I/O unless every row is in range.
+  [[nodiscard]] const std::uint64_t* start_check(const std::int64_t* rows, std::uint64_t n,
+                                                 std::uint64_t limit, stream_handle stream);
+  /// Once the stream has passed start_check's work: throws std::out_of_range naming the first
+  /// row outside [0, limit), its position and `name`, if there was one.
+  void finish_check(gpu_runtime& rt, const std::int64_t* rows, stream_handle stream,
+                    const std::string& name);
 
   /// `n` zeroed flags in pinned memory, one per row, that the kernels set for rows whose I/O
   /// failed. Valid until the next call.
@@ -53,6 +58,7 @@ class gpu_scratch {
   int device_;
   device_memory first_bad_;   // the smallest position out of range (the kernel's atomic min)
   pinned_memory word_;        // its copy for the host, and the row there
+  std::uint64_t limit_ = 0;   // the rows the last start_check allowed
   pinned_memory flags_;       // failed_flags(), grown on demand
   std::uint64_t handed_ = 0;  // flags handed out and not yet read back (maybe set)
 };

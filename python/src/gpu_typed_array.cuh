@@ -39,14 +39,16 @@ class gpu_typed_array final : public any_array {
     const device_guard on = scratch_.use_device();
     const std::uint64_t total = n * shape_.row_len;
     if (total == 0) return;
-    scratch_.check_rows(source_.runtime(), rows, n, shape_.rows, stream, array_.name());
+    // One wait: the kernel returns at once when the check found a row out of range.
+    const std::uint64_t* verdict = scratch_.start_check(rows, n, shape_.rows, stream);
     std::uint32_t* failed = scratch_.failed_flags(n);
     const std::uint32_t grid = grid_for(total);
     launch(stream, grid, detail::block_threads,
            detail::gather_rows<E>{array_.ref_for_launch(grid, detail::block_threads), rows,
                                   static_cast<value_type*>(out), failed, shape_.row_len, total,
-                                  detail::gather_tile(source_.polls_host_queues())});
+                                  detail::gather_tile(source_.polls_host_queues()), verdict});
     source_.runtime().synchronize(stream, 0, "the gather kernel of '" + array_.name() + "'");
+    scratch_.finish_check(source_.runtime(), rows, stream, array_.name());
     collect(rows, n, stream, failures);
   }
 
@@ -56,14 +58,15 @@ class gpu_typed_array final : public any_array {
       const device_guard on = scratch_.use_device();
       const std::uint64_t total = n * shape_.row_len;
       if (total == 0) return;
-      scratch_.check_rows(source_.runtime(), rows, n, shape_.rows, stream, array_.name());
+      const std::uint64_t* verdict = scratch_.start_check(rows, n, shape_.rows, stream);
       std::uint32_t* failed = scratch_.failed_flags(n);
       const std::uint32_t grid = grid_for(total);
       launch(stream, grid, detail::block_threads,
              detail::scatter_rows<E>{array_.ref_for_launch(grid, detail::block_threads), rows,
                                      static_cast<const value_type*>(values), failed, shape_.row_len,
-                                     total});
+                                     total, verdict});
       source_.runtime().synchronize(stream, 0, "the scatter kernel of '" + array_.name() + "'");
+      scratch_.finish_check(source_.runtime(), rows, stream, array_.name());
       collect(rows, n, stream, failures);
     } else {
       (void)rows, (void)n, (void)values, (void)stream, (void)failures;

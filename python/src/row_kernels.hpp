@@ -15,6 +15,17 @@ namespace bam::python {
 
 namespace detail {
 
+/// What a range check leaves for the kernels after it (gpu_scratch::start_check): the first
+/// position out of range, or this when every row is in range.
+inline constexpr std::uint64_t rows_in_range = ~std::uint64_t{0};
+
+// Whether the kernel may run: no verdict (the CPU checks before it launches), or a verdict
+// that every row is in range. A kernel that may not returns before any I/O, so a bad index
+// costs no wait between the check and the kernel.
+BAM_HD inline bool may_run(const std::uint64_t* verdict) {
+  return verdict == nullptr || *verdict == rows_in_range;
+}
+
 // Marks row `k` as failed. Relaxed: the flags are read after the stream's synchronize(),
 // which orders every kernel store before the host's loads.
 BAM_HD inline void mark_failed(std::uint32_t* failed, std::uint64_t k) {
@@ -39,7 +50,9 @@ struct gather_rows {
   std::uint64_t row_len;
   std::uint64_t total;
   std::uint64_t tile;
+  const std::uint64_t* verdict;  // of the range check before it; nullptr: checked on the host
   BAM_HD void operator()(thread_index t) const {
+    if (!may_run(verdict)) return;
     const std::uint64_t lane = t.id % lanes;
     const std::uint64_t stride = (t.count + lanes - 1) / lanes * tile;
     for (std::uint64_t first = t.id / lanes * tile; first < total; first += stride) {
@@ -69,7 +82,9 @@ struct scatter_rows {
   std::uint32_t* failed;
   std::uint64_t row_len;
   std::uint64_t total;
+  const std::uint64_t* verdict;  // as gather_rows'
   BAM_HD void operator()(thread_index t) const {
+    if (!may_run(verdict)) return;
     for (std::uint64_t k = t.id; k < total; k += t.count) {
       const std::uint64_t r = k / row_len;
       const std::uint64_t e = static_cast<std::uint64_t>(rows[r]) * row_len + (k - r * row_len);

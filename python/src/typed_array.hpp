@@ -37,7 +37,7 @@ class typed_array final : public any_array {
     launch(source_.stream(), grid, detail::block_threads,
            detail::gather_rows<E>{array_.ref_for_launch(grid, detail::block_threads), rows,
                                   static_cast<value_type*>(out), failed.data(), shape_.row_len,
-                                  total, detail::gather_tile(false)});
+                                  total, detail::gather_tile(false), nullptr});
     source_.stream().synchronize();
     collect(rows, failed, failures);
   }
@@ -52,7 +52,7 @@ class typed_array final : public any_array {
       launch(source_.stream(), grid, detail::block_threads,
              detail::scatter_rows<E>{array_.ref_for_launch(grid, detail::block_threads), rows,
                                      static_cast<const value_type*>(values), failed.data(),
-                                     shape_.row_len, total});
+                                     shape_.row_len, total, nullptr});
       source_.stream().synchronize();
       collect(rows, failed, failures);
     } else {
