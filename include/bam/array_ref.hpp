@@ -267,6 +267,7 @@ class array_ref {
         slot_.stats.add(&cache_stats::miss_waits, 1);
         break;
       case probe_kind::failed:
+      case probe_kind::fill:
         slot_.stats.add(&cache_stats::misses, 1);
         break;
       case probe_kind::moved:  // only a dense array's base pages; counted by dense_cache_ref
@@ -296,13 +297,16 @@ class array_ref {
 
   /// The probe of `page` for the group `peers` (its lowest lane probes when `lead`), handed to
   /// every lane of the group. Called by every lane of `active`, of which `accessing` access.
+  /// `group_fills`: a miss on a memory set may come back as probe_kind::fill (the group then
+  /// copies the line: page_cache_ref::fill_among).
   BAM_HD acquire_result probe_for_group(std::uint64_t page, std::uint32_t active,
-                                        std::uint32_t accessing, std::uint32_t peers,
-                                        bool lead) const {
+                                        std::uint32_t accessing, std::uint32_t peers, bool lead,
+                                        bool group_fills = false) const {
     count_round(active, accessing, lead);
     std::uint64_t packed = 0;
     if (lead) {
-      const acquire_result mine = cache_.acquire(slot_, page, warp::popcount(peers), agent_index());
+      const acquire_result mine =
+          cache_.acquire(slot_, page, warp::popcount(peers), agent_index(), group_fills);
       count_non_hit(mine);
       packed = mine.pack();
     }
@@ -588,7 +592,12 @@ class array_ref {
     }
     const std::uint32_t peers = warp::match_any(active, need ? page_key(page) : own);
     const bool lead = need && warp::lane() == warp::lowest_lane(peers);
-    const acquire_result r = probe_for_group(page, active, moving, peers, lead);
+    acquire_result r = probe_for_group(page, active, moving, peers, lead, true);
+    if (need && r.kind == probe_kind::fill) {
+      // The whole group copies the line (a miss on a memory set), and ends up pinning it.
+      cache_.fill_among(slot_, page, r.line, peers, lead);
+      r.kind = probe_kind::miss;
+    }
     if (need && !r.status.ok()) slot_.stats.add(&cache_stats::errors, 1);
     return r;
   }

@@ -1,7 +1,8 @@
 // A memory set (device_set_ref::over_memory): the cache loads and writes back lines by copies
-// the issuing thread makes, with no queue. Reads through tiny caches return the memory's
-// words, writes reach the memory through evictions and flush(), and a request past the end
-// is refused like a device's.
+// the issuing thread makes, with no queue, or, for cursors, that the lanes sharing a miss make
+// together. Reads through tiny caches return the memory's words (plain threads and software
+// warps, whose lanes split a line's copy), writes reach the memory through evictions and
+// flush(), and a request past the end is refused like a device's.
 
 #include <gtest/gtest.h>
 
@@ -14,6 +15,8 @@
 #include <bam/platform/launch.hpp>
 #include <bam/storage/backing_store.hpp>
 #include <bam/storage/io.hpp>
+
+#include "software_warp.hpp"
 
 namespace {
 
@@ -62,18 +65,71 @@ struct sum_strided {
   }
 };
 
-TEST(MemorySet, ManyThreadsReadThroughATinyCache) {
+// Cursor reads of `words` words from `first`, strided over the lanes of a warp (lane l reads
+// l, l + width, ...), so a warp's lanes move onto each line together and share its miss.
+std::uint64_t wrong_cursor_reads(const array_ref<const std::uint64_t>& a, std::uint64_t first,
+                                 std::uint64_t words, unsigned lane, unsigned width) {
+  std::uint64_t bad = 0;
+  array_ref<const std::uint64_t>::cursor c(a);
+  for (std::uint64_t k = lane; k < words; k += width) {
+    const std::uint64_t i = (first + k) % a.size();
+    std::uint64_t v = 0;
+    if (!c.read_if_pinned(i, v) && !c.try_read(i, v).ok()) ++bad;
+    bad += v != word_at(i);
+  }
+  c.drop();
+  return bad;
+}
+
+// 32 threads through a 16-line cache, each reading a quarter of the array from its own start,
+// element by element (`cursors` false) or through a cursor (true).
+void read_through_a_tiny_cache(bool cursors) {
   constexpr std::uint64_t words = 256 * words_per_line;
   memory_rig r(words, 16);
   array<const std::uint64_t> a(*r.cache, r.set());
+  const array_ref<const std::uint64_t> ref = a.ref_for_launch(4, 8);
   std::atomic<std::uint64_t> wrong{0};
-  launch(r.stream, 4, 8, sum_strided{a.ref_for_launch(4, 8), words, &wrong});
+  if (cursors) {
+    launch(r.stream, 4, 8, [&](thread_index t) {
+      wrong.fetch_add(wrong_cursor_reads(ref, t.id * 977, words / 4, 0, 1),
+                      std::memory_order_relaxed);
+    });
+  } else {
+    launch(r.stream, 4, 8, sum_strided{ref, words, &wrong});
+  }
   r.stream.synchronize();
   EXPECT_EQ(wrong.load(), 0u);
   const cache_stats s = a.stats();
   EXPECT_GT(s.loads, 256u) << "a 16-line cache reloads lines";
   EXPECT_EQ(s.bytes_moved, s.loads * line_bytes);
   EXPECT_EQ(s.errors, 0u);
+}
+
+TEST(MemorySet, ManyThreadsReadThroughATinyCache) { read_through_a_tiny_cache(false); }
+
+TEST(MemorySet, CursorsOnPlainThreadsCopyTheirMisses) { read_through_a_tiny_cache(true); }
+
+TEST(MemorySet, WarpsOfLanesSplitTheCopyOfALineTheyMiss) {
+  constexpr std::uint64_t words = 128 * words_per_line;
+  constexpr unsigned warps = 3;
+  constexpr unsigned width = 8;
+  memory_rig r(words, 16);
+  array<const std::uint64_t> a(*r.cache, r.set());
+  const array_ref<const std::uint64_t> ref = a.ref_for_launch(1, warps * width);
+  std::atomic<std::uint64_t> wrong{0};
+  bam::testing::run_software_warps(warps, width, [&](unsigned lane, unsigned warp) {
+    // Warps start on different lines and walk the array once each: lines are loaded, shared
+    // and evicted under one another.
+    wrong.fetch_add(wrong_cursor_reads(ref, warp * 41 * words_per_line, words, lane, width),
+                    std::memory_order_relaxed);
+  });
+  EXPECT_EQ(wrong.load(), 0u);
+  const cache_stats s = a.stats();
+  EXPECT_GE(s.loads, 128u) << "every line is loaded at least once";
+  EXPECT_EQ(s.bytes_moved, s.loads * line_bytes);
+  EXPECT_EQ(s.misses - s.miss_waits, s.loads) << "a miss that waited on no other load loaded";
+  EXPECT_EQ(s.errors, 0u);
+  EXPECT_EQ(s.accesses, std::uint64_t{warps} * words);
 }
 
 TEST(MemorySet, WritesReachTheMemoryThroughEvictionsAndFlush) {

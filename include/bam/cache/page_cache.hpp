@@ -64,7 +64,16 @@ static_assert(std::is_trivially_copyable_v<array_slot>);
 /// How an acquire went.
 /// moved: the page's entry is blocked (a dense array's piece left base pages, base_first):
 /// nothing is pinned; look at the piece's large entry again.
-enum class probe_kind : std::uint8_t { hit = 0, miss = 1, miss_wait = 2, failed = 3, moved = 4 };
+/// fill: a miss on a memory set whose copy the caller's group makes (acquire's group_fills):
+/// `line` is BUSY and tagged, the page entry loading, until page_cache_ref::fill_among.
+enum class probe_kind : std::uint8_t {
+  hit = 0,
+  miss = 1,
+  miss_wait = 2,
+  failed = 3,
+  moved = 4,
+  fill = 5
+};
 
 struct acquire_result {
   std::uint32_t line = 0;
@@ -113,9 +122,20 @@ struct started_load {
 class page_cache_ref {
  public:
   /// Pins the line holding `page` of `array` `pins` times (a warp leader pins for its group),
-  /// loading it on a miss. On failure the status says why and nothing is pinned.
+  /// loading it on a miss. On failure the status says why and nothing is pinned. With
+  /// `group_fills`, a miss on a memory set is not copied here: it comes back as
+  /// probe_kind::fill, and the caller's group of `pins` lanes calls fill_among.
   [[nodiscard]] BAM_HD acquire_result acquire(const array_slot& array, std::uint64_t page,
-                                              std::uint32_t pins, std::uint32_t hint) const;
+                                              std::uint32_t pins, std::uint32_t hint,
+                                              bool group_fills = false) const;
+
+  /// Ends an acquire that came back as probe_kind::fill, called by every lane of `group` (the
+  /// lanes that shared the probe; `lead` is the one that probed): each copies its share of
+  /// the page from the memory set into `line`, then the leader publishes the line with one pin
+  /// per lane. A warp copies a line with 16-byte loads side by side, so from pinned host
+  /// memory the reads cross PCIe as whole 128-byte requests, all in flight at once.
+  BAM_HD void fill_among(const array_slot& array, std::uint64_t page, std::uint32_t line,
+                         std::uint32_t group, bool lead) const;
 
   /// Drops `pins` pins taken by acquire.
   BAM_HD void release(std::uint32_t line, std::uint32_t pins = 1) const;
@@ -218,9 +238,14 @@ class page_cache_ref {
   /// acquire past its first look: waits, misses and failures. `waited`: a pin attempt already
   /// found the line being evicted.
   BAM_HD acquire_result acquire_slow(const array_slot& a, std::uint64_t page, std::uint64_t tag,
-                                     std::uint32_t pins, std::uint32_t hint, bool waited) const;
+                                     std::uint32_t pins, std::uint32_t hint, bool waited,
+                                     bool group_fills) const;
   BAM_HD acquire_result load(const array_slot& a, std::uint64_t page, std::uint64_t tag,
-                             std::uint32_t pins, std::uint32_t hint) const;
+                             std::uint32_t pins, std::uint32_t hint, bool group_fills) const;
+  /// The bytes of `page` of `a` a line holds on the devices: a line, or up to the set's end
+  /// in whole blocks for the last line of a set that ends inside it.
+  BAM_HD std::uint64_t page_bytes(const array_slot& a, std::uint64_t set_byte,
+                                  std::uint32_t lines) const;
   /// Adds `pins` to `line`, which the page entry names, if it holds the page of `tag` usably
   /// (and marks it referenced); else takes them back and returns false (being evicted).
   BAM_HD bool pin_mapped(std::uint32_t line, std::uint64_t tag, std::uint32_t pins) const;

@@ -7,6 +7,7 @@
 #include <bam/platform/atomic.hpp>
 #include <bam/platform/backoff.hpp>
 #include <bam/platform/clock.hpp>
+#include <bam/platform/warp.hpp>
 #include <bam/storage/io.hpp>
 
 namespace bam {
@@ -78,7 +79,8 @@ BAM_HD inline const array_slot* page_cache_ref::slot_of_tag(std::uint64_t tag) c
 }
 
 BAM_HD inline acquire_result page_cache_ref::acquire(const array_slot& a, std::uint64_t page,
-                                                     std::uint32_t pins, std::uint32_t hint) const {
+                                                     std::uint32_t pins, std::uint32_t hint,
+                                                     bool group_fills) const {
   using namespace cache;
   const std::uint64_t tag = a.tag_base + page + 1u;
   // relaxed: the entry only says where to look; the pin's acquire below orders the data, and
@@ -98,9 +100,9 @@ BAM_HD inline acquire_result page_cache_ref::acquire(const array_slot& a, std::u
       return {line, {}, probe_kind::hit};
     }
     st.fetch_sub(pins, order::relaxed);  // relaxed: undoes a pin that never counted
-    return acquire_slow(a, page, tag, pins, hint, true);  // the line is being evicted
+    return acquire_slow(a, page, tag, pins, hint, true, group_fills);  // being evicted
   }
-  return acquire_slow(a, page, tag, pins, hint, false);
+  return acquire_slow(a, page, tag, pins, hint, false, group_fills);
 }
 
 BAM_HD inline bool page_cache_ref::pin_mapped(std::uint32_t line, std::uint64_t tag,
@@ -119,7 +121,7 @@ BAM_HD inline bool page_cache_ref::pin_mapped(std::uint32_t line, std::uint64_t 
 
 BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::acquire_slow(
     const array_slot& a, std::uint64_t page, std::uint64_t tag, std::uint32_t pins,
-    std::uint32_t hint, bool waited) const {
+    std::uint32_t hint, bool waited, bool group_fills) const {
   using namespace cache;
   atomic_ref<std::uint32_t> entry(a.page_table[page]);
   backoff pause;                 // set with the deadline, once we have to wait
@@ -140,7 +142,7 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::acquire_slow(
       std::uint32_t expected = page_bits::unmapped;
       // acquire: an evictor wrote the page back before it released the unmapped entry.
       if (entry.compare_exchange(expected, page_bits::loading, order::acquire)) {
-        return load(a, page, tag, pins, hint);
+        return load(a, page, tag, pins, hint, group_fills);
       }
       continue;
     } else if (e == page_bits::blocked) {
@@ -253,12 +255,7 @@ BAM_HD inline io_status page_cache_ref::line_io_submit(nvme::io_opcode op, const
                                                        std::uint32_t lines,
                                                        const command_hold& hold) const {
   const std::uint64_t set_byte = (a.first_line + page) << line_shift_;
-  std::uint64_t bytes = std::uint64_t{lines} << line_shift_;
-  if (set_byte + bytes > a.set.capacity_bytes) {
-    // The set ends inside the last line: move whole blocks up to its end.
-    const std::uint64_t block = a.set.block_bytes;
-    bytes = (a.set.capacity_bytes - set_byte + block - 1) / block * block;
-  }
+  const std::uint64_t bytes = page_bytes(a, set_byte, lines);
   if (op == nvme::io_opcode::write && a.stored_pages != nullptr) mark_stored(a, page, lines);
   io_request r;
   r.op = op;
@@ -273,6 +270,35 @@ BAM_HD inline io_status page_cache_ref::line_io_submit(nvme::io_opcode op, const
   out.op = op;
   out.bytes = bytes;
   return device_io_submit(a.set, r, out.io);
+}
+
+BAM_HD inline std::uint64_t page_cache_ref::page_bytes(const array_slot& a,
+                                                       std::uint64_t set_byte,
+                                                       std::uint32_t lines) const {
+  const std::uint64_t bytes = std::uint64_t{lines} << line_shift_;
+  if (set_byte + bytes <= a.set.capacity_bytes) return bytes;
+  // The set ends inside the last line: move whole blocks up to its end.
+  const std::uint64_t block = a.set.block_bytes;
+  return (a.set.capacity_bytes - set_byte + block - 1) / block * block;
+}
+
+BAM_HD BAM_NOINLINE inline void page_cache_ref::fill_among(const array_slot& a,
+                                                           std::uint64_t page, std::uint32_t line,
+                                                           std::uint32_t group, bool lead) const {
+  const std::uint64_t set_byte = (a.first_line + page) << line_shift_;
+  const std::uint64_t bytes = page_bytes(a, set_byte, 1);
+  const std::uint32_t lanes = warp::popcount(group);
+  const std::uint32_t rank = warp::popcount(group & ((1u << warp::lane()) - 1u));
+  detail::copy_among(line_data(line), a.set.memory + set_byte, bytes, rank, lanes);
+  // Every lane's stores complete before the barrier, which orders them before the leader's
+  // publishing release (seq_cst: a fence that orders stores before later writes).
+  device_fence<scope::device>();
+  warp::sync(group);
+  if (!lead) return;
+  a.stats.add(&cache_stats::loads, 1);
+  a.stats.add(&cache_stats::bytes_moved, bytes);
+  a.stats.add(&cache_stats::bytes_fetched, bytes);
+  publish_load(a, page, a.tag_base + page + 1u, line, lanes);
 }
 
 BAM_HD inline io_status page_cache_ref::line_io_finish(const array_slot& a,
@@ -374,7 +400,8 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::load(const array_slot&
                                                                std::uint64_t page,
                                                                std::uint64_t tag,
                                                                std::uint32_t pins,
-                                                               std::uint32_t hint) const {
+                                                               std::uint32_t hint,
+                                                               bool group_fills) const {
   using namespace cache;
   const std::uint64_t deadline_ns = now_ns() + victim_timeout_ns_;
   const std::uint32_t read_queue = hint % a.set.queues_per_device;
@@ -424,6 +451,15 @@ BAM_HD BAM_NOINLINE inline acquire_result page_cache_ref::load(const array_slot&
     a.stats.add(&cache_stats::zero_filled, 1);
     publish_load(a, page, tag, line, pins);
     return {line, {}, probe_kind::miss};
+  }
+  if (group_fills && a.set.memory != nullptr) {
+    // The caller's group copies the page (fill_among). A memory set's write-back is a copy
+    // done when submitted, so the dirty victim's goes first, and nothing is left in flight.
+    line_io_issued write;
+    if (behind.owner != nullptr && submit_write_behind(behind, write)) {
+      finish_write_behind(behind, a, write);
+    }
+    return {line, {}, probe_kind::fill};
   }
   // Both commands in flight at once, submitted in increasing queue index (device_io_submit's
   // rule for a thread that holds several; the write-behind's queue is never the read's).
