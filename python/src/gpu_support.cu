@@ -68,7 +68,6 @@ gpu_scratch::gpu_scratch(int device) : device_(device) {
 
 const std::uint64_t* gpu_scratch::start_check(const std::int64_t* rows, std::uint64_t n,
                                               std::uint64_t limit, stream_handle stream) {
-  limit_ = limit;
   BAM_CUDA_CHECK(cudaMemsetAsync(first_bad_.data(), 0xff, sizeof(std::uint64_t), stream));
   const auto grid = static_cast<std::uint32_t>(
       std::clamp<std::uint64_t>((n + check_block - 1) / check_block, 1, 4096));
@@ -78,8 +77,8 @@ const std::uint64_t* gpu_scratch::start_check(const std::int64_t* rows, std::uin
   return first_bad_.as<std::uint64_t>();
 }
 
-void gpu_scratch::finish_check(gpu_runtime& rt, const std::int64_t* rows, stream_handle stream,
-                               const std::string& name) {
+void gpu_scratch::finish_check(gpu_runtime& rt, const std::int64_t* rows, std::uint64_t limit,
+                               stream_handle stream, const std::string& name) {
   auto* word = word_.as<std::uint64_t>();
   const std::uint64_t k = word[0];
   if (k == detail::rows_in_range) return;
@@ -89,7 +88,7 @@ void gpu_scratch::finish_check(gpu_runtime& rt, const std::int64_t* rows, stream
   std::memcpy(&row, word + 1, sizeof row);
   throw std::out_of_range("index " + std::to_string(row) + " (position " + std::to_string(k) +
                           ") is out of range for '" + name + "', which has " +
-                          std::to_string(limit_) + " rows" +
+                          std::to_string(limit) + " rows" +
                           (row < 0 ? " (negative indices are not wrapped)" : ""));
 }
 

@@ -41,9 +41,9 @@ class gpu_scratch {
   [[nodiscard]] const std::uint64_t* start_check(const std::int64_t* rows, std::uint64_t n,
                                                  std::uint64_t limit, stream_handle stream);
   /// Once the stream has passed start_check's work: throws std::out_of_range naming the first
-  /// row outside [0, limit), its position and `name`, if there was one.
-  void finish_check(gpu_runtime& rt, const std::int64_t* rows, stream_handle stream,
-                    const std::string& name);
+  /// row outside [0, limit) (start_check's limit), its position and `name`, if there was one.
+  void finish_check(gpu_runtime& rt, const std::int64_t* rows, std::uint64_t limit,
+                    stream_handle stream, const std::string& name);
 
   /// `n` zeroed flags in pinned memory, one per row, that the kernels set for rows whose I/O
   /// failed. Valid until the next call.
@@ -58,7 +58,6 @@ class gpu_scratch {
   int device_;
   device_memory first_bad_;   // the smallest position out of range (the kernel's atomic min)
   pinned_memory word_;        // its copy for the host, and the row there
-  std::uint64_t limit_ = 0;   // the rows the last start_check allowed
   pinned_memory flags_;       // failed_flags(), grown on demand
   std::uint64_t handed_ = 0;  // flags handed out and not yet read back (maybe set)
 };

@@ -48,7 +48,7 @@ class gpu_typed_array final : public any_array {
                                   static_cast<value_type*>(out), failed, shape_.row_len, total,
                                   detail::gather_tile(source_.polls_host_queues()), verdict});
     source_.runtime().synchronize(stream, 0, "the gather kernel of '" + array_.name() + "'");
-    scratch_.finish_check(source_.runtime(), rows, stream, array_.name());
+    scratch_.finish_check(source_.runtime(), rows, shape_.rows, stream, array_.name());
     collect(rows, n, stream, failures);
   }
 
@@ -66,7 +66,7 @@ class gpu_typed_array final : public any_array {
                                      static_cast<const value_type*>(values), failed, shape_.row_len,
                                      total, verdict});
       source_.runtime().synchronize(stream, 0, "the scatter kernel of '" + array_.name() + "'");
-      scratch_.finish_check(source_.runtime(), rows, stream, array_.name());
+      scratch_.finish_check(source_.runtime(), rows, shape_.rows, stream, array_.name());
       collect(rows, n, stream, failures);
     } else {
       (void)rows, (void)n, (void)values, (void)stream, (void)failures;

@@ -133,7 +133,7 @@ class page_cache_ref {
   /// lanes that shared the probe; `lead` is the one that probed): each copies its share of
   /// the page from the memory set into `line`, then the leader publishes the line with one pin
   /// per lane. A warp copies a line with 16-byte loads side by side, so from pinned host
-  /// memory the reads cross PCIe as whole 128-byte requests, all in flight at once.
+  /// memory each round of them crosses PCIe as one 512-byte read, all rounds in flight at once.
   BAM_HD void fill_among(const array_slot& array, std::uint64_t page, std::uint32_t line,
                          std::uint32_t group, bool lead) const;
 
@@ -246,6 +246,8 @@ class page_cache_ref {
   /// in whole blocks for the last line of a set that ends inside it.
   BAM_HD std::uint64_t page_bytes(const array_slot& a, std::uint64_t set_byte,
                                   std::uint32_t lines) const;
+  /// Counts a line's load (`read`) or write-back of `bytes` that completed.
+  BAM_HD static void count_transfer(const array_slot& a, bool read, std::uint64_t bytes);
   /// Adds `pins` to `line`, which the page entry names, if it holds the page of `tag` usably
   /// (and marks it referenced); else takes them back and returns false (being evicted).
   BAM_HD bool pin_mapped(std::uint32_t line, std::uint64_t tag, std::uint32_t pins) const;

@@ -295,22 +295,22 @@ BAM_HD BAM_NOINLINE inline void page_cache_ref::fill_among(const array_slot& a,
   device_fence<scope::device>();
   warp::sync(group);
   if (!lead) return;
-  a.stats.add(&cache_stats::loads, 1);
-  a.stats.add(&cache_stats::bytes_moved, bytes);
-  a.stats.add(&cache_stats::bytes_fetched, bytes);
+  count_transfer(a, true, bytes);
   publish_load(a, page, a.tag_base + page + 1u, line, lanes);
 }
 
 BAM_HD inline io_status page_cache_ref::line_io_finish(const array_slot& a,
                                                        line_io_issued& issued) const {
   const io_status s = device_io_wait(issued.io);
-  if (s.ok()) {
-    const bool read = issued.op == nvme::io_opcode::read;
-    a.stats.add(read ? &cache_stats::loads : &cache_stats::write_backs, 1);
-    a.stats.add(&cache_stats::bytes_moved, issued.bytes);
-    if (read) a.stats.add(&cache_stats::bytes_fetched, issued.bytes);
-  }
+  if (s.ok()) count_transfer(a, issued.op == nvme::io_opcode::read, issued.bytes);
   return s;
+}
+
+BAM_HD inline void page_cache_ref::count_transfer(const array_slot& a, bool read,
+                                                  std::uint64_t bytes) {
+  a.stats.add(read ? &cache_stats::loads : &cache_stats::write_backs, 1);
+  a.stats.add(&cache_stats::bytes_moved, bytes);
+  if (read) a.stats.add(&cache_stats::bytes_fetched, bytes);
 }
 
 BAM_HD inline io_status page_cache_ref::evict(std::uint32_t line, std::uint64_t old_state,
