@@ -80,6 +80,32 @@ class array_ref {
     return at > offset_ ? (at - offset_) / sizeof(T) : 0;
   }
 
+  /// Whether view_as<U>() may be taken: U no smaller than T (so its size is a multiple of T's)
+  /// and the array's first element aligned for U, in its set and in a view of memory.
+  template <class U>
+  [[nodiscard]] BAM_HD bool can_view_as() const {
+    return sizeof(U) >= sizeof(T) && offset_ % sizeof(U) == 0 &&
+           reinterpret_cast<std::uintptr_t>(direct_) % alignof(U) == 0;
+  }
+  /// The same bytes as elements of U, through the same cache lines, pins and statistics
+  /// (accesses then count U elements; bytes are bytes): a copy of whole rows moves 16-byte
+  /// words where T is a 4-byte float. The last size_bytes % sizeof(U) bytes are not in the
+  /// view. A read-only array gives read-only views. Check can_view_as<U>() first.
+  template <class U>
+  [[nodiscard]] BAM_HD array_ref<U> view_as() const {
+    static_assert(std::is_const_v<U> || writable, "a read-only array has read-only views");
+    array_ref<U> v;
+    v.cache_ = cache_;
+    v.slot_ = slot_;
+    v.offset_ = offset_;
+    v.count_ = count_ * sizeof(T) / sizeof(U);
+    v.mode_ = mode_;
+    v.read_through_ = read_through_;
+    v.lookahead_lines_ = lookahead_lines_;
+    v.direct_ = reinterpret_cast<typename array_ref<U>::value_type*>(direct_);
+    return v;
+  }
+
   /// The value returned for elements whose I/O failed: every bit set.
   [[nodiscard]] BAM_HD static value_type poison() {
     value_type v{};  // GCC cannot see that try_read fills it whenever it succeeds
@@ -601,6 +627,9 @@ class array_ref {
     if (need && !r.status.ok()) slot_.stats.add(&cache_stats::errors, 1);
     return r;
   }
+
+  template <class U>
+  friend class array_ref;  // view_as builds a view of another element type
 
   page_cache_ref cache_;
   array_slot slot_;

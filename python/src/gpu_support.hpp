@@ -26,6 +26,17 @@ class device_guard {
   int previous_ = -1;
 };
 
+namespace detail {
+struct row_word;
+template <class E>
+struct gather_rows;
+}  // namespace detail
+
+/// Launches the gather by 16-byte words (row_kernels.hpp: with_gather_kernel), one kernel for
+/// every element type, compiled once (gpu_word_gather.cu).
+void launch_word_gather(stream_handle stream, std::uint32_t grid,
+                        const detail::gather_rows<const detail::row_word>& kernel);
+
 /// Scratch memory of one GPU array. Not thread safe: the array's owner serializes calls.
 class gpu_scratch {
  public:

@@ -43,10 +43,16 @@ class gpu_typed_array final : public any_array {
     const std::uint64_t* verdict = scratch_.start_check(rows, n, shape_.rows, stream);
     std::uint32_t* failed = scratch_.failed_flags(n);
     const std::uint32_t grid = grid_for(total);
-    launch(stream, grid, detail::block_threads,
-           detail::gather_rows<E>{array_.ref_for_launch(grid, detail::block_threads), rows,
-                                  static_cast<value_type*>(out), failed, shape_.row_len, total,
-                                  detail::gather_tile(source_.polls_host_queues()), verdict});
+    detail::with_gather_kernel(array_.ref_for_launch(grid, detail::block_threads), rows,
+                               static_cast<value_type*>(out), failed, n, shape_.row_len,
+                               source_.polls_host_queues(), verdict, [&](const auto& kernel) {
+                                 using kernel_type = std::decay_t<decltype(kernel)>;
+                                 if constexpr (std::is_same_v<kernel_type, word_gather>) {
+                                   launch_word_gather(stream, grid, kernel);
+                                 } else {
+                                   launch(stream, grid, detail::block_threads, kernel);
+                                 }
+                               });
     source_.runtime().synchronize(stream, 0, "the gather kernel of '" + array_.name() + "'");
     scratch_.finish_check(source_.runtime(), rows, shape_.rows, stream, array_.name());
     collect(rows, n, stream, failures);
@@ -135,6 +141,8 @@ class gpu_typed_array final : public any_array {
     failures.rows = scratch_.failed_rows(source_.runtime(), rows, n, stream);
     settle_failures(array_, failures);
   }
+
+  using word_gather = detail::gather_rows<const detail::row_word>;
 
   data_source& source_;
   array_shape shape_;

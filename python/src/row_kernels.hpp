@@ -100,12 +100,51 @@ struct scatter_rows {
 // 8x the polls of warps that share a row's load), so a warp takes 32 elements there.
 inline std::uint64_t gather_tile(bool polls_host_queues) { return polls_host_queues ? 32 : 256; }
 
+/// 16 bytes read and written as one vector load and store: the unit a gather copies rows by
+/// where it can (gather_by_words).
+struct alignas(16) row_word {
+  std::uint32_t bits[4];
+};
+
+// Whether a gather moves rows as 16-byte words: rows of whole words, a row no smaller than a
+// word, the array and `out` aligned for them, and misses that do not poll queues in host memory
+// (there gather_tile keeps a row spread over warps, measured for 4-byte elements only). A lane
+// then reads 16 bytes per access instead of one element: a quarter of the accesses for
+// float32 rows.
+template <class E>
+bool gather_by_words(const array_ref<E>& a, std::uint64_t row_len, const void* out,
+                     bool polls_host_queues) {
+  const std::uint64_t row_bytes = row_len * sizeof(E);
+  return !polls_host_queues && sizeof(E) < sizeof(row_word) && row_bytes % sizeof(row_word) == 0 &&
+         a.template can_view_as<const row_word>() &&
+         reinterpret_cast<std::uintptr_t>(out) % alignof(row_word) == 0;
+}
+
 // A launch of at most 1,024 x 256 logical threads (as bam gather): the pool splits them
 // over its workers, each walking its share.
 constexpr std::uint32_t block_threads = 256;
 inline std::uint32_t grid_for(std::uint64_t elements) {
   return static_cast<std::uint32_t>(
       std::clamp<std::uint64_t>((elements + block_threads - 1) / block_threads, 1, 1024));
+}
+
+// Hands `run` the gather kernel of n rows of row_len elements (run launches it, on the CPU
+// pool's stream or a CUDA stream): by words where gather_by_words says so, else by elements.
+template <class E, class Run>
+void with_gather_kernel(const array_ref<E>& a, const std::int64_t* rows,
+                        std::remove_const_t<E>* out, std::uint32_t* failed, std::uint64_t n,
+                        std::uint64_t row_len, bool polls_host_queues, const std::uint64_t* verdict,
+                        Run&& run) {
+  if (gather_by_words(a, row_len, out, polls_host_queues)) {
+    const std::uint64_t words = row_len * sizeof(E) / sizeof(row_word);
+    constexpr std::uint64_t tile = 1024 / sizeof(row_word);  // 1 KiB, as 256 floats
+    run(gather_rows<const row_word>{a.template view_as<const row_word>(), rows,
+                                    reinterpret_cast<row_word*>(out), failed, words, n * words,
+                                    tile, verdict});
+    return;
+  }
+  run(gather_rows<E>{a, rows, out, failed, row_len, n * row_len, gather_tile(polls_host_queues),
+                     verdict});
 }
 
 }  // namespace detail

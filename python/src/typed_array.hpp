@@ -34,10 +34,10 @@ class typed_array final : public any_array {
     if (total == 0) return;
     std::vector<std::uint32_t> failed(n, 0);
     const std::uint32_t grid = detail::grid_for(total);
-    launch(source_.stream(), grid, detail::block_threads,
-           detail::gather_rows<E>{array_.ref_for_launch(grid, detail::block_threads), rows,
-                                  static_cast<value_type*>(out), failed.data(), shape_.row_len,
-                                  total, detail::gather_tile(false), nullptr});
+    detail::with_gather_kernel(
+        array_.ref_for_launch(grid, detail::block_threads), rows, static_cast<value_type*>(out),
+        failed.data(), n, shape_.row_len, false, nullptr,
+        [&](const auto& kernel) { launch(source_.stream(), grid, detail::block_threads, kernel); });
     source_.stream().synchronize();
     collect(rows, failed, failures);
   }

@@ -278,7 +278,11 @@ void gpu_context::reserve_limits(std::size_t stack_bytes, std::size_t printf_fif
 void gpu_context::synchronize(stream_handle stream, std::uint64_t timeout_ns,
                               const std::string& what) const {
   const deadline until = deadline::after_ns(timeout_ns);
-  std::uint32_t sleep_us = 2;
+  // Polls without sleeping for the first millisecond: a sleep lasts at least the kernel's
+  // timer slack (50 us by default), which was half the time of a one-row gather from Python.
+  // Longer waits back off to sleeps, so a slow kernel does not keep a core busy.
+  const deadline spin_until = deadline::after_ns(1'000'000);
+  std::uint32_t sleep_us = 50;
   for (;;) {
     const cudaError_t e = cudaStreamQuery(stream);
     if (e == cudaSuccess) return;
@@ -286,6 +290,10 @@ void gpu_context::synchronize(stream_handle stream, std::uint64_t timeout_ns,
     if (until.expired()) {
       throw error(what + " did not finish within " + std::to_string(timeout_ns / 1'000'000) +
                   " ms (a hang: see the watchdog lines for stuck queues)");
+    }
+    if (!spin_until.expired()) {
+      std::this_thread::yield();
+      continue;
     }
     std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
     sleep_us = std::min(sleep_us * 2, 1000u);

@@ -39,6 +39,23 @@ def test_a_row_longer_than_a_line_is_read_whole(data_file):
         np.testing.assert_array_equal(a[[39, 0, 17]], ref[[39, 0, 17]])
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rows_of_whole_16_byte_words_read_the_same_into_any_out(data_file, backend, dtype):
+    cols = 48 // np.dtype(dtype).itemsize  # 48-byte rows: three words, straddling 512-byte lines
+    path, ref = data_file(dtype, 500 * cols)
+    ref = ref.reshape(-1, cols)
+    idx = np.random.default_rng(2).integers(0, 500, 400)
+    with bam.open(path, dtype, shape=(-1, cols), backend=backend, line_bytes=512) as a:
+        np.testing.assert_array_equal(a[idx], ref[idx])
+        if backend != "host-memory":
+            assert a.stats()["accesses"] == 3 * len(idx)  # one per 16-byte word
+        # An `out` that starts between words is filled element by element.
+        store = np.zeros(len(idx) * cols + 1, dtype=dtype)
+        out = store[1:].reshape(len(idx), cols)
+        a.gather(idx, out=out)
+        np.testing.assert_array_equal(out, ref[idx])
+
+
 def test_command_line_and_numpy_names_pick_the_same_type(data_file):
     path, ref = data_file("float64", 100)
     for name in ("f64", "float64", np.float64, np.dtype("<f8")):
