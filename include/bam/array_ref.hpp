@@ -26,6 +26,7 @@
 #include <bam/platform/agent.hpp>
 #include <bam/platform/config.hpp>
 #include <bam/platform/warp.hpp>
+#include <bam/platform/warp_sync.hpp>
 
 namespace bam {
 
@@ -195,6 +196,38 @@ class array_ref {
         span_ = 0;
       }
       if (reused_ != 0 && !a_->direct_) a_->count_reused(reused_);
+      reused_ = 0;
+    }
+
+    /// drop() for every lane of `lanes` at once (each of them calls it): lanes that hold one
+    /// line release their pins with one atomic, and one lane adds the reads of all (drop() per
+    /// lane costs an atomic on the line and three statistics adds, per lane).
+    BAM_HD void drop_among(std::uint32_t lanes) {
+      if (a_->direct_ || a_->dense()) {
+        drop();  // no pins (a view of memory), or a frame's pins, dropped one by one
+        return;
+      }
+      const std::uint64_t own = (std::uint64_t{1} << 63) | warp::lane();  // as move_cursor's
+      const std::uint64_t key =
+          pinned_ ? static_cast<std::uint64_t>(
+                        reinterpret_cast<std::uintptr_t>(a_->cache_.line_data(line_)))
+                  : own;
+      const std::uint32_t same = warp::match_any(lanes, key);
+      if (pinned_) {
+        warp::sync(same);  // every lane's reads of the line before the one unpin
+        if (warp::lane() == warp::lowest_lane(same)) {
+          a_->cache_.release(line_, warp::popcount(same));
+        }
+      }
+      // 32 counts below 2^26 sum below 2^31; a lane with more (one cursor reading a line
+      // over and over) adds its own.
+      const bool alone = reused_ >= (std::uint64_t{1} << 26);
+      const std::uint32_t total =
+          warp::sum(lanes, alone ? 0u : static_cast<std::uint32_t>(reused_));
+      if (alone) a_->count_reused(reused_);
+      if (total != 0 && warp::lane() == warp::lowest_lane(lanes)) a_->count_reused(total);
+      pinned_ = false;
+      span_ = 0;
       reused_ = 0;
     }
 

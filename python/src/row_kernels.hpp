@@ -10,6 +10,7 @@
 #include <bam/array_ref.hpp>
 #include <bam/platform/atomic.hpp>
 #include <bam/platform/launch.hpp>
+#include <bam/platform/warp.hpp>
 
 namespace bam::python {
 
@@ -36,8 +37,9 @@ BAM_HD inline void mark_failed(std::uint32_t* failed, std::uint64_t k) {
 // consecutive output elements (a multiple of 32), lane l the elements l, l + 32, ... of a tile,
 // so the lanes read a row's lines side by side (a row may span lines) and a lane's reads of one
 // row stay in one line: a cursor per lane keeps that line pinned between them, one probe per
-// line instead of one per element. The cursor is dropped at the end of each tile, before lanes
-// whose last tile is short leave the loop. Tiles of 32 spread a row over several warps, which
+// line instead of one per element. The warp drops its cursors together at the end of each
+// tile (one unpin per line, one statistics add), after lanes whose last tile is short left the
+// inner loop. Tiles of 32 spread a row over several warps, which
 // then wait for one load together (gather_tile says when that is better).
 template <class E>
 struct gather_rows {
@@ -53,6 +55,9 @@ struct gather_rows {
   const std::uint64_t* verdict;  // of the range check before it; nullptr: checked on the host
   BAM_HD void operator()(thread_index t) const {
     if (!may_run(verdict)) return;
+    // The lanes of this warp (all of it on a GPU; one on a CPU thread): they take the same
+    // tiles, so each meets the others at the end of every tile.
+    const std::uint32_t warp_lanes = warp::active_mask();
     const std::uint64_t lane = t.id % lanes;
     const std::uint64_t stride = (t.count + lanes - 1) / lanes * tile;
     for (std::uint64_t first = t.id / lanes * tile; first < total; first += stride) {
@@ -70,6 +75,7 @@ struct gather_rows {
         }
         out[k] = v;
       }
+      c.drop_among(warp_lanes);
     }
   }
 };

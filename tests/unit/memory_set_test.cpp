@@ -1,8 +1,8 @@
 // A memory set (device_set_ref::over_memory): the cache loads and writes back lines by copies
 // the issuing thread makes, with no queue, or, for cursors, that the lanes sharing a miss make
 // together. Reads through tiny caches return the memory's words (plain threads and software
-// warps, whose lanes split a line's copy), writes reach the memory through evictions and
-// flush(), and a request past the end is refused like a device's.
+// warps, whose lanes split a line's copy and drop their cursors together), writes reach the memory
+// through evictions and flush(), and a request past the end is refused like a device's.
 
 #include <gtest/gtest.h>
 
@@ -13,6 +13,7 @@
 #include <bam/array.hpp>
 #include <bam/cache.hpp>
 #include <bam/platform/launch.hpp>
+#include <bam/platform/warp.hpp>
 #include <bam/storage/backing_store.hpp>
 #include <bam/storage/io.hpp>
 
@@ -36,6 +37,7 @@ struct memory_rig {
     cache_config c;
     c.line_bytes = line_bytes;
     c.capacity_bytes = cache_lines * line_bytes;
+    c.victim_timeout_ns = 5'000'000'000;  // a pin left behind fails a test in seconds
     cache = std::make_unique<page_cache>(c, stream);
   }
   [[nodiscard]] device_set_ref set() const {
@@ -130,6 +132,39 @@ TEST(MemorySet, WarpsOfLanesSplitTheCopyOfALineTheyMiss) {
   EXPECT_EQ(s.misses - s.miss_waits, s.loads) << "a miss that waited on no other load loaded";
   EXPECT_EQ(s.errors, 0u);
   EXPECT_EQ(s.accesses, std::uint64_t{warps} * words);
+}
+
+TEST(MemorySet, WarpsDropTheirCursorsTogether) {
+  constexpr std::uint64_t lines = 128;
+  constexpr unsigned warps = 3;
+  constexpr unsigned width = 8;
+  memory_rig r(lines * words_per_line, 16);
+  array<const std::uint64_t> a(*r.cache, r.set());
+  const array_ref<const std::uint64_t> ref = a.ref_for_launch(1, warps * width);
+  std::atomic<std::uint64_t> wrong{0};
+  std::atomic<std::uint64_t> reads{0};
+  bam::testing::run_software_warps(warps, width, [&](unsigned lane, unsigned warp) {
+    const std::uint32_t lanes = warp::active_mask();
+    for (std::uint64_t step = 0; step < lines; ++step) {
+      // Each tile is one line, read by the whole warp; on odd steps lanes 5 to 7 read the next
+      // line instead, so the warp drops pins of two lines at once.
+      const std::uint64_t line = (warp * 41 + step + (step % 2 && lane >= 5)) % lines;
+      const std::uint64_t first = line * words_per_line;
+      array_ref<const std::uint64_t>::cursor c(ref);
+      for (std::uint64_t k = lane; k < words_per_line; k += width) {
+        std::uint64_t v = 0;
+        if (!c.read_if_pinned(first + k, v) && !c.try_read(first + k, v).ok()) wrong.fetch_add(1);
+        if (v != word_at(first + k)) wrong.fetch_add(1);
+        reads.fetch_add(1, std::memory_order_relaxed);
+      }
+      c.drop_among(lanes);
+    }
+  });
+  EXPECT_EQ(wrong.load(), 0u);
+  const cache_stats s = a.stats();
+  EXPECT_EQ(s.errors, 0u) << "a pin left behind leaves evictions no victim";
+  EXPECT_GT(s.evictions, 0u);
+  EXPECT_EQ(s.accesses, reads.load()) << "every read counted once";
 }
 
 TEST(MemorySet, WritesReachTheMemoryThroughEvictionsAndFlush) {
