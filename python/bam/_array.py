@@ -121,9 +121,10 @@ class Array:
         self._handle.flush()
 
     def stats(self):
-        """The cache's counters for this array: hits, misses, loads, write_backs, evictions,
-        io_commands, bytes_requested, bytes_moved, amplification (bytes moved per byte asked),
-        hit_rate, errors. All zero for backend host-memory (no cache)."""
+        """The cache's counters for this array: accesses (reads of an element, or of a
+        16-byte word where a gather reads rows by words), hits, misses, loads, write_backs,
+        evictions, io_commands, bytes_requested, bytes_moved, amplification (bytes moved per
+        byte asked), hit_rate, errors. All zero for backend host-memory (no cache)."""
         return self._handle.stats()
 
     def close(self):
