@@ -207,18 +207,7 @@ class array_ref {
         drop();  // no pins (a view of memory), or a frame's pins, dropped one by one
         return;
       }
-      const std::uint64_t own = (std::uint64_t{1} << 63) | warp::lane();  // as move_cursor's
-      const std::uint64_t key =
-          pinned_ ? static_cast<std::uint64_t>(
-                        reinterpret_cast<std::uintptr_t>(a_->cache_.line_data(line_)))
-                  : own;
-      const std::uint32_t same = warp::match_any(lanes, key);
-      if (pinned_) {
-        warp::sync(same);  // every lane's reads of the line before the one unpin
-        if (warp::lane() == warp::lowest_lane(same)) {
-          a_->cache_.release(line_, warp::popcount(same));
-        }
-      }
+      a_->release_together(lanes, pinned_, line_);
       // 32 counts below 2^26 sum below 2^31; a lane with more (one cursor reading a line
       // over and over) adds its own.
       const bool alone = reused_ >= (std::uint64_t{1} << 26);
@@ -409,6 +398,19 @@ class array_ref {
     if (direct_ != nullptr) return true;
     if (mode_ != cache_mode::optimized || reads_through()) return false;
     return !dense() || cache_.frames().pinning == pinning_kind::frame_pins;
+  }
+
+  /// Called by every lane of `active`: the lanes that `release` their pin of `line` drop the
+  /// pins of each line with one atomic, after a warp barrier that orders every such lane's use
+  /// of the line before it. Other lanes match on a key of their own (bit 63, see page_key).
+  BAM_HD void release_together(std::uint32_t active, bool release, std::uint32_t line) const {
+    const std::uint64_t own = (std::uint64_t{1} << 63) | warp::lane();
+    const std::uint64_t key =
+        static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(cache_.line_data(line)));
+    const std::uint32_t same = warp::match_any(active, release ? key : own);
+    if (!release) return;
+    warp::sync(same);
+    if (warp::lane() == warp::lowest_lane(same)) cache_.release(line, warp::popcount(same));
   }
 
   /// Drops one pin that a cursor holds: of `line`, or of a dense array's `frame`.
@@ -636,19 +638,10 @@ class array_ref {
   BAM_HD BAM_NOINLINE acquire_result move_cursor(std::uint64_t page, bool need, bool pinned,
                                                  std::uint32_t held, std::uint32_t active,
                                                  std::uint32_t moving) const {
+    release_together(active, need && pinned, held);
     // Lanes that stay use a key of their own (bit 63, see page_key): groups of one that do
     // nothing.
     const std::uint64_t own = (std::uint64_t{1} << 63) | warp::lane();
-    const bool leaves = need && pinned;
-    const std::uint64_t held_key =
-        static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(cache_.line_data(held)));
-    const std::uint32_t leaving = warp::match_any(active, leaves ? held_key : own);
-    if (leaves) {
-      warp::sync(leaving);  // every lane's use of the line before the unpin
-      if (warp::lane() == warp::lowest_lane(leaving)) {
-        cache_.release(held, warp::popcount(leaving));
-      }
-    }
     const std::uint32_t peers = warp::match_any(active, need ? page_key(page) : own);
     const bool lead = need && warp::lane() == warp::lowest_lane(peers);
     acquire_result r = probe_for_group(page, active, moving, peers, lead, true);

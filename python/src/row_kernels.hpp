@@ -39,8 +39,8 @@ BAM_HD inline void mark_failed(std::uint32_t* failed, std::uint64_t k) {
 // row stay in one line: a cursor per lane keeps that line pinned between them, one probe per
 // line instead of one per element. The warp drops its cursors together at the end of each
 // tile (one unpin per line, one statistics add), after lanes whose last tile is short left the
-// inner loop. Tiles of 32 spread a row over several warps, which
-// then wait for one load together (gather_tile says when that is better).
+// inner loop. Tiles of 32 spread a row over several warps, which then wait for one load
+// together (gather_tile says when that is better).
 template <class E>
 struct gather_rows {
   using value_type = std::remove_const_t<E>;

@@ -108,29 +108,6 @@ BAM_HD BAM_INLINE std::uint32_t ballot(std::uint32_t mask, bool predicate) {
 #endif
 }
 
-/// The sum of `value` over the lanes of `mask` (each calls it), for every one of them. The sum
-/// must fit in 32 bits.
-BAM_HD BAM_INLINE std::uint32_t sum(std::uint32_t mask, std::uint32_t value) {
-#if BAM_DEVICE_PASS && __CUDA_ARCH__ >= 800
-  return __reduce_add_sync(mask, value);
-#elif BAM_DEVICE_PASS
-  std::uint32_t total = 0;  // before sm_80: each lane's value in turn
-  for (std::uint32_t rest = mask; rest != 0; rest &= rest - 1) {
-    total += __shfl_sync(mask, value, __ffs(static_cast<int>(rest)) - 1);
-  }
-  return total;
-#else
-  if (!detail::current_lane) return value;
-  // Every lane of `mask` takes each lane's value in turn, in the same order.
-  std::uint32_t total = 0;
-  for (std::uint32_t rest = mask; rest != 0; rest &= rest - 1) {
-    total += static_cast<std::uint32_t>(
-        detail::current_lane->shfl(mask, value, static_cast<unsigned>(__builtin_ctz(rest))));
-  }
-  return total;
-#endif
-}
-
 /// Index of the lowest set bit (mask != 0).
 BAM_HD BAM_INLINE unsigned lowest_lane(std::uint32_t mask) {
 #if BAM_DEVICE_PASS
@@ -155,6 +132,22 @@ BAM_HD BAM_INLINE unsigned popcount(std::uint32_t mask) {
   return static_cast<unsigned>(__popc(mask));
 #else
   return static_cast<unsigned>(__builtin_popcount(mask));
+#endif
+}
+
+/// The sum of `value` over the lanes of `mask` (each calls it), for every one of them. The sum
+/// must fit in 32 bits.
+BAM_HD BAM_INLINE std::uint32_t sum(std::uint32_t mask, std::uint32_t value) {
+#if BAM_DEVICE_PASS && __CUDA_ARCH__ >= 800
+  return __reduce_add_sync(mask, value);
+#else
+  // Every lane of `mask` takes each lane's value in turn, in the same order (a plain CPU
+  // thread, a warp of one, takes its own).
+  std::uint32_t total = 0;
+  for (std::uint32_t rest = mask; rest != 0; rest &= rest - 1) {
+    total += static_cast<std::uint32_t>(shfl(mask, value, lowest_lane(rest)));
+  }
+  return total;
 #endif
 }
 
