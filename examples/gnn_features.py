@@ -18,7 +18,9 @@ where PyG is missing), and each batch's feature rows gathered by:
     gpu-resident        (GPU) all features in GPU memory, gathered there (the upper bound)
 
 With --device cuda every loader hands back a torch tensor on the GPU (bam gathers with a
-GPU index, on torch's current stream). Each loader is timed in two phases of different
+GPU index, on torch's current stream, and returns once the gather is queued, as torch's own
+gathers do: wait=False, with each phase's closing synchronize raising any error; --wait makes
+every call wait for its kernel). Each loader is timed in two phases of different
 batches: "cold", just made, with nothing of the features cached (the OS page cache of the
 feature file dropped before the loaders that read the file, as for a file larger than host
 memory), then "warm", where bam's cache (default a quarter of the features) holds the rows
@@ -193,6 +195,9 @@ def main():
     p.add_argument("--copy-batches", type=int,
                    help="bam emulated-ssd on cuda: batches of copies a controller thread keeps "
                         "in flight (default: bam's)")
+    p.add_argument("--wait", action="store_true",
+                   help="bam's GPU gathers wait for their kernels (default: they return once "
+                        "queued, wait=False)")
     p.add_argument("--loaders", help="a comma list of the loaders to time (default: all)")
     p.add_argument("--dir", help="where the graph and features go (default: a temporary folder)")
     p.add_argument("--bam", help="the bam command line (default: build/gpu/bam or build/cpu/bam)")
@@ -291,8 +296,9 @@ def main():
         with bam.open(feats, "float32", shape=(n, a.cols), backend=backend,
                       cache_bytes=a.cache_bytes, line_bytes=a.line_bytes, **bam_device,
                       **controllers(backend)) as x:
-            results += run(f"bam-{backend}", phases, lambda nodes: x[index(nodes)], row_bytes,
-                           sync, stats=x.stats)
+            results += run(f"bam-{backend}", phases,
+                           lambda nodes: x.gather(index(nodes), wait=a.wait), row_bytes,
+                           lambda: (sync(), x.synchronize()), stats=x.stats)
     if want("memmap-copy"):
         drop_from_page_cache(feats)
         results += run("memmap-copy", phases,
@@ -310,8 +316,9 @@ def main():
             # The UVA gather: GPU threads read the rows of pinned host memory in place.
             with bam.open(feats, "float32", shape=(n, a.cols), backend="host-memory",
                           device="cuda") as x:
-                results += run("pinned-uva", phases, lambda nodes: x[index(nodes)], row_bytes,
-                               sync)
+                results += run("pinned-uva", phases,
+                               lambda nodes: x.gather(index(nodes), wait=a.wait), row_bytes,
+                               lambda: (sync(), x.synchronize()))
         if want("gpu-resident"):
             resident = torch.from_numpy(np.array(mm)).to(dev)
             results += run("gpu-resident", phases,
@@ -322,7 +329,7 @@ def main():
                       "batch": a.batch, "fanout": a.fanout, "batches_per_phase": a.batches,
                       "cache_bytes": a.cache_bytes, "line_bytes": a.line_bytes,
                       "controller_threads": a.controller_threads,
-                      "copy_batches": a.copy_batches,
+                      "copy_batches": a.copy_batches, "wait": a.wait,
                       "sampler": sampler, "graph": graph_source},
            "results": results}
     os.makedirs(os.path.dirname(a.json) or ".", exist_ok=True)

@@ -65,16 +65,21 @@ class Array:
                 f"device={self.device!r}, {state})")
 
     # ---- reads and writes ----------------------------------------------------------------
-    def gather(self, index, out=None):
+    def gather(self, index, out=None, *, wait=True):
         """Reads the rows named by `index` (any integer array: NumPy, torch, a DLPack
         object, a list, a slice). Returns an array of the index's framework of shape
         index.shape + row shape, or fills `out` (C-contiguous, that shape and dtype).
 
         device="cuda": a torch or CuPy index on the array's GPU gives a result there, in the
         same framework, gathered on that framework's current CUDA stream (work queued there
-        before comes first); the call returns once the result is complete. A CPU index
-        (NumPy, a CPU tensor, a list) is copied to the GPU, gathered there on bam's own
-        stream, and the result copied back: a CPU array, as the index.
+        before comes first); the call returns once the result is complete. With wait=False
+        it returns once the gather is queued, as a torch operation does: work queued after
+        it on that stream sees the result, and the gather's errors (below) are raised by the
+        next call on this array, or by synchronize(), which then queues nothing (at most 4
+        such gathers are in flight; a fifth waits for the first). A CPU index (NumPy, a CPU
+        tensor, a list) is copied to the GPU, gathered there on bam's own stream, and the
+        result copied back: a CPU array, as the index; wait has no effect there, nor on
+        device="cpu".
 
         Raises IndexError for an index outside [0, len) before any I/O (negative indices are
         not wrapped), ValueError for a non-integer index or a bad `out`, and bam.IOError
@@ -82,7 +87,7 @@ class Array:
         and every bit set in the rows that failed.
         """
         if on_gpu(index):
-            return self._gather_device(index, out)
+            return self._gather_device(index, out, wait)
         fw, rows, index_shape = host_index(index, self.shape[0])
         shape = tuple(index_shape) + tuple(self.shape[1:])
         if out is None:
@@ -116,8 +121,15 @@ class Array:
     def __setitem__(self, index, values):
         self.scatter(index, values)
 
+    def synchronize(self):
+        """Waits for the gathers queued with wait=False and raises the first one's error
+        (IndexError, bam.IOError), as gather does. Returns at once when none is in flight."""
+        self._raise_failures(self._handle.synchronize(), "read", 0)
+
     def flush(self):
-        """Writes every dirty line back and flushes the storage (bam.IOError on failure)."""
+        """Writes every dirty line back and flushes the storage (bam.IOError on failure).
+        First raises what gathers queued with wait=False left (synchronize)."""
+        self.synchronize()
         self._handle.flush()
 
     def stats(self):
@@ -129,8 +141,13 @@ class Array:
 
     def close(self):
         """Writes back a writable array, then frees the cache and stops the I/O threads.
-        Idempotent; the array cannot be used afterwards (ValueError)."""
-        self._handle.close()
+        Idempotent; the array cannot be used afterwards (ValueError). Raises what gathers
+        queued with wait=False left (synchronize), after closing."""
+        try:
+            if not self._handle.closed:
+                self.synchronize()
+        finally:
+            self._handle.close()
 
     def __enter__(self):
         return self
@@ -151,7 +168,7 @@ class Array:
                              f"{self.device}")
         return buf, tuple(index_shape) + tuple(self.shape[1:])
 
-    def _gather_device(self, index, out):
+    def _gather_device(self, index, out, wait):
         buf, shape = self._device_buffer(index)
         if out is None:
             result = device_empty(buf, shape, self.dtype)
@@ -161,8 +178,8 @@ class Array:
             ptr = device_out(out, buf, shape, self.dtype)
         n = int(buf.obj.shape[0])
         if n:
-            self._raise_failures(self._handle.gather_device(buf.ptr, n, ptr, buf.stream),
-                                 "read", n)
+            self._raise_failures(
+                self._handle.gather_device(buf.ptr, n, ptr, buf.stream, bool(wait)), "read", n)
         return result
 
     def _scatter_device(self, index, values):
@@ -177,10 +194,11 @@ class Array:
     def _raise_failures(self, failures, verb, total):
         if failures is None:
             return
-        rows, first_error = failures
+        rows, first_error, asked, earlier = failures
         listed = ", ".join(str(r) for r in rows[:_LISTED_ROWS])
         more = f" and {len(rows) - _LISTED_ROWS} more" if len(rows) > _LISTED_ROWS else ""
-        message = (f"{len(rows)} row(s) of the {total} asked could not be {verb} "
+        when = "an earlier gather (wait=False): " if earlier else ""
+        message = (f"{when}{len(rows)} row(s) of the {asked or total} asked could not be {verb} "
                    f"('{self.path}', backend {self.backend}): rows {listed}{more}")
         if first_error:
             message += f"; first error: {first_error}"

@@ -15,7 +15,7 @@ std::unique_ptr<any_array> make_typed(bool writable, data_source& source, array_
 std::unique_ptr<any_array> make_gpu_array(element_type type, bool writable, data_source& source,
                                           array_shape shape, const std::string& name);
 
-void any_array::gather_device(const std::int64_t*, std::uint64_t, void*, stream_handle,
+void any_array::gather_device(const std::int64_t*, std::uint64_t, void*, stream_handle, bool,
                               row_failures&) {
   throw input_error("this bam array was opened with device='cpu': pass a CPU index");
 }

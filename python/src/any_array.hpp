@@ -30,6 +30,10 @@ enum class element_type { u8, u16, u32, u64, i32, i64, f32, f64 };
 struct row_failures {
   std::vector<std::int64_t> rows;  ///< sorted, each once
   std::string first_error;         ///< the NVMe error the array recorded ("" when none)
+  std::uint64_t asked = 0;         ///< rows the failed call named
+  /// The failed call is an earlier gather that returned before its kernel ended
+  /// (gather_device with wait false), reported by a later call.
+  bool earlier = false;
 };
 
 /// Ends a call whose failed rows are in `failures.rows`: with none, array.check() throws what
@@ -67,12 +71,19 @@ class any_array {
   /// GPU arrays (device="cuda") only; the others throw bam::input_error. `rows` and `out` (or
   /// `values`) are GPU memory of the source's device. Runs on `stream` (the caller's: work
   /// already queued there comes first): a range check, then the kernel, which does no I/O
-  /// unless every row is in range; it waits (bounded) for both, then throws std::out_of_range
-  /// naming the first row outside [0, rows), or reports failed rows as gather() does.
+  /// unless every row is in range. First it reads what earlier gathers that did not wait
+  /// left; if one failed, it reports that (failures.earlier, or std::out_of_range) and queues
+  /// nothing. With `wait`, it then waits (bounded) for its kernel and throws
+  /// std::out_of_range naming the first row outside [0, rows), or reports failed rows as
+  /// gather() does; without, it returns once the kernel is queued, and a later call reports.
   virtual void gather_device(const std::int64_t* rows, std::uint64_t n, void* out,
-                             stream_handle stream, row_failures& failures);
+                             stream_handle stream, bool wait, row_failures& failures);
+  /// As gather_device with `wait`.
   virtual void scatter_device(const std::int64_t* rows, std::uint64_t n, const void* values,
                               stream_handle stream, row_failures& failures);
+  /// Waits for the gathers that did not wait, and reports the first that failed, as
+  /// gather_device does. Nothing to do on the CPU path.
+  virtual void synchronize(row_failures& failures) { (void)failures; }
   [[nodiscard]] virtual cache_stats stats() const = 0;
 };
 

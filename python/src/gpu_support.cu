@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include <bam/cuda_check.hpp>
 #include <bam/platform/atomic.hpp>
@@ -24,7 +25,7 @@ struct find_out_of_range {
   BAM_HD void operator()(thread_index t) const {
     for (std::uint64_t k = t.id; k < n; k += t.count) {
       if (rows[k] >= 0 && static_cast<std::uint64_t>(rows[k]) < limit) continue;
-      // Relaxed: read by the kernels queued after this one and by the host after a synchronize.
+      // Relaxed: read by the kernel queued after this one, which the stream orders after it.
       const atomic_ref<std::uint64_t> min(*first);
       std::uint64_t seen = min.load(order::relaxed);
       while (k < seen && !min.compare_exchange(seen, k, order::relaxed)) {
@@ -60,70 +61,100 @@ std::shared_ptr<void> keep_current_device() {
   return std::shared_ptr<void>(nullptr, [device](void*) { cudaSetDevice(device); });
 }
 
-gpu_scratch::gpu_scratch(int device) : device_(device) {
-  const device_guard on = use_device();
-  first_bad_ = device_memory(sizeof(std::uint64_t));
-  word_ = pinned_memory(2 * sizeof(std::uint64_t));
-}
+gpu_call::gpu_call()
+    : first_bad_(sizeof(std::uint64_t)),
+      marks_(std::uint64_t{1} << 16),  // zero-filled: no call_report yet, no marks
+      end_(owned_event::create()) {}
 
-const std::uint64_t* gpu_scratch::start_check(const std::int64_t* rows, std::uint64_t n,
-                                              std::uint64_t limit, stream_handle stream) {
+detail::call_marks gpu_call::start(const std::int64_t* rows, std::uint64_t n, std::uint64_t limit,
+                                   stream_handle stream, bool earlier) {
+  const std::uint64_t bytes = sizeof(detail::call_report) + n * sizeof(std::uint64_t);
+  if (marks_.bytes() < bytes) {
+    const std::uint64_t grown = std::max<std::uint64_t>(bytes, 2 * marks_.bytes());
+    marks_ = pinned_memory();       // free first: the new one may be large
+    marks_ = pinned_memory(grown);  // zero-filled
+  }
+  stream_ = stream;
+  n_ = n;
+  limit_ = limit;
+  earlier_ = earlier;
   BAM_CUDA_CHECK(cudaMemsetAsync(first_bad_.data(), 0xff, sizeof(std::uint64_t), stream));
   const auto grid = static_cast<std::uint32_t>(
       std::clamp<std::uint64_t>((n + check_block - 1) / check_block, 1, 4096));
   launch(stream, grid, check_block,
          find_out_of_range{rows, n, limit, first_bad_.as<std::uint64_t>()});
-  copy_async(word_.data(), first_bad_.data(), sizeof(std::uint64_t), stream);
-  return first_bad_.as<std::uint64_t>();
+  auto* report = marks_.as<detail::call_report>();
+  return {first_bad_.as<std::uint64_t>(), report, reinterpret_cast<std::uint64_t*>(report + 1)};
 }
 
-void gpu_scratch::finish_check(gpu_runtime& rt, const std::int64_t* rows, std::uint64_t limit,
-                               stream_handle stream, const std::string& name) {
-  auto* word = word_.as<std::uint64_t>();
-  const std::uint64_t k = word[0];
-  if (k == detail::rows_in_range) return;
-  copy_async(word + 1, rows + k, sizeof(std::int64_t), stream);
-  rt.synchronize(stream, 0, "reading an out-of-range row of '" + name + "'");
-  std::int64_t row = 0;
-  std::memcpy(&row, word + 1, sizeof row);
-  throw std::out_of_range("index " + std::to_string(row) + " (position " + std::to_string(k) +
-                          ") is out of range for '" + name + "', which has " +
-                          std::to_string(limit) + " rows" +
-                          (row < 0 ? " (negative indices are not wrapped)" : ""));
+void gpu_call::end() { end_.record(stream_); }
+
+bool gpu_call::ended() const {
+  const cudaError_t e = cudaEventQuery(end_.get());
+  if (e == cudaErrorNotReady) return false;
+  BAM_CUDA_CHECK(e);
+  return true;
 }
 
-std::uint32_t* gpu_scratch::failed_flags(std::uint64_t n) {
-  const std::uint64_t bytes = std::max<std::uint64_t>(n, 1) * sizeof(std::uint32_t);
-  // A call that threw between failed_flags() and failed_rows() may have left flags set.
-  if (handed_ != 0) std::fill_n(flags_.as<std::uint32_t>(), handed_, 0u);
-  handed_ = 0;
-  if (flags_.bytes() < bytes) {
-    flags_ = pinned_memory();  // free first: the new one may be large
-    flags_ = pinned_memory(std::max<std::uint64_t>(bytes, 1 << 16));  // zero-filled
-  }
-  handed_ = n;
-  return flags_.as<std::uint32_t>();
+void gpu_call::wait(const gpu_runtime& rt, const std::string& what) const {
+  rt.synchronize(end_.get(), 0, what);
 }
 
-std::vector<std::int64_t> gpu_scratch::failed_rows(gpu_runtime& rt, const std::int64_t* rows,
-                                                   std::uint64_t n, stream_handle stream) {
-  std::uint32_t* flags = flags_.as<std::uint32_t>();
-  std::vector<std::int64_t> out;
-  if (n == 0 || std::none_of(flags, flags + n, [](std::uint32_t f) { return f != 0; })) {
-    handed_ = 0;
-    return out;
+void gpu_call::read(const std::string& name, row_failures& failures) {
+  auto* report = marks_.as<detail::call_report>();
+  const std::string when =
+      earlier_ ? "an earlier gather of '" + name + "' (wait=False): " : std::string();
+  if (report->first_bad != detail::rows_in_range) {
+    const std::uint64_t k = std::exchange(report->first_bad, detail::rows_in_range);
+    const std::int64_t row = report->bad_row;
+    throw std::out_of_range(when + "index " + std::to_string(row) + " (position " +
+                            std::to_string(k) + ") is out of range for '" + name + "', which has " +
+                            std::to_string(limit_) + " rows" +
+                            (row < 0 ? " (negative indices are not wrapped)" : ""));
   }
-  std::vector<std::int64_t> all(n);
-  copy_async(all.data(), rows, n * sizeof(std::int64_t), stream);
-  rt.synchronize(stream, 0, "reading the rows of a failed gather");
-  for (std::uint64_t k = 0; k < n; ++k) {
-    if (flags[k] != 0) out.push_back(all[k]);
+  failures.asked = n_;
+  failures.earlier = earlier_;
+  if (report->any_failed == 0) return;
+  report->any_failed = 0;
+  detail::take_failed_rows(reinterpret_cast<std::uint64_t*>(report + 1), n_, failures.rows);
+}
+
+gpu_calls::gpu_calls(int device, std::string name, settle_function settle)
+    : device_(device), name_(std::move(name)), settle_(std::move(settle)), calls_([&] {
+        const device_guard on(device);
+        return std::array<gpu_call, depth>{};
+      }()) {}
+
+bool gpu_calls::settle(const gpu_runtime& rt, stream_handle stream, bool all,
+                       row_failures& failures) {
+  while (in_flight_ > 0) {
+    gpu_call& c = calls_[oldest_];
+    const bool must = all || in_flight_ == depth || c.stream() != stream;
+    if (must) {
+      c.wait(rt, "the gather or scatter kernel of '" + name_ + "'");
+    } else if (!c.ended()) {
+      return false;
+    }
+    oldest_ = (oldest_ + 1) % depth;
+    --in_flight_;
+    failures = {};
+    c.read(name_, failures);  // throws for a row out of range
+    // With no failed row: throws what the array recorded (a write-back), if anything.
+    settle_(failures);
+    if (!failures.rows.empty()) return true;
   }
-  std::fill(flags, flags + n, 0u);
-  handed_ = 0;
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
+  return false;
+}
+
+gpu_call& gpu_calls::take() {
+  if (in_flight_ == depth) throw std::logic_error("gpu_calls::take: every call is in flight");
+  return calls_[(oldest_ + in_flight_++) % depth];
+}
+
+void gpu_calls::wait_all(const gpu_runtime& rt) const {
+  for (std::size_t k = 0; k < in_flight_; ++k) {
+    calls_[(oldest_ + k) % depth].wait(rt, "the gather or scatter kernel of '" + name_ + "'");
+  }
 }
 
 }  // namespace bam::python

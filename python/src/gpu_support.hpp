@@ -1,15 +1,18 @@
 #pragma once
 /// @file
 /// What every GPU array of the module needs around its kernels, compiled once
-/// (gpu_support.cu): the range check that runs before any I/O, and the per-row failure flags
-/// the gather and scatter kernels set.
+/// (gpu_support.cu): the range check that runs before any I/O, the failure marks the gather
+/// and scatter kernels set, and the calls in flight that a later call reads.
 
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
-#include <vector>
 
 #include <bam/runtime/resources.hpp>
 #include <bam/runtime/runtime.hpp>
+
+#include "any_array.hpp"
 
 namespace bam::python {
 
@@ -27,6 +30,7 @@ class device_guard {
 };
 
 namespace detail {
+struct call_marks;
 struct row_word;
 template <class E>
 struct gather_rows;
@@ -37,40 +41,74 @@ struct gather_rows;
 void launch_word_gather(stream_handle stream, std::uint32_t grid,
                         const detail::gather_rows<const detail::row_word>& kernel);
 
-/// Scratch memory of one GPU array. Not thread safe: the array's owner serializes calls.
-class gpu_scratch {
+/// One gather or scatter of a GPU array, from its launch until the host has read what its
+/// kernel left: the range check's verdict (GPU memory), the report and the failure marks
+/// (pinned memory, call_marks) and an event after the kernel. Reused call after call.
+class gpu_call {
  public:
-  explicit gpu_scratch(int device);
+  /// Made with the array's device current.
+  gpu_call();
+
+  /// Queues the range check of `rows` (GPU memory) against [0, limit) on `stream` and returns
+  /// the marks for the kernel queued after it, which does no I/O unless every row is in range.
+  /// `earlier`: the call returns before its kernel ends, so a later one reports it.
+  [[nodiscard]] detail::call_marks start(const std::int64_t* rows, std::uint64_t n,
+                                         std::uint64_t limit, stream_handle stream, bool earlier);
+  /// Marks the end of the kernel queued after start().
+  void end();
+  /// Whether the kernel ended (a query, no wait); throws bam::cuda_error if it failed.
+  [[nodiscard]] bool ended() const;
+  /// Waits for the kernel (bounded: the runtime's deadline, naming `what`).
+  void wait(const gpu_runtime& rt, const std::string& what) const;
+  /// Once the kernel ended: throws std::out_of_range naming the first row out of range, its
+  /// position and `name`; otherwise moves the failed rows into `failures`.
+  void read(const std::string& name, row_failures& failures);
+  [[nodiscard]] stream_handle stream() const { return stream_; }
+
+ private:
+  device_memory first_bad_;  // the smallest position out of range (the check's atomic min)
+  pinned_memory marks_;      // a call_report, then a failure mark per row; grown on demand
+  owned_event end_;
+  stream_handle stream_ = nullptr;
+  std::uint64_t n_ = 0;
+  std::uint64_t limit_ = 0;
+  bool earlier_ = false;
+};
+
+/// The calls of one GPU array in flight, oldest first: a gather may return before its kernel
+/// ends (wait false), and a later call reads what it left. Not thread safe: the array's owner
+/// serializes calls.
+class gpu_calls {
+ public:
+  /// Settles a call that failed: the array's recorded error and its failed lines
+  /// (settle_failures).
+  using settle_function = std::function<void(row_failures&)>;
+
+  gpu_calls(int device, std::string name, settle_function settle);
 
   /// Makes the array's device current on the calling thread until the guard goes (Python
   /// calls come from any thread, with any device current).
   [[nodiscard]] device_guard use_device() const { return device_guard(device_); }
 
-  /// Queues the range-check kernel over `rows` (GPU memory) on `stream`, and the copy of its
-  /// verdict for the host; returns the verdict in GPU memory for the kernels queued after it
-  /// (row_kernels.hpp: detail::may_run), which do no I/O unless every row is in range.
-  [[nodiscard]] const std::uint64_t* start_check(const std::int64_t* rows, std::uint64_t n,
-                                                 std::uint64_t limit, stream_handle stream);
-  /// Once the stream has passed start_check's work: throws std::out_of_range naming the first
-  /// row outside [0, limit) (start_check's limit), its position and `name`, if there was one.
-  void finish_check(gpu_runtime& rt, const std::int64_t* rows, std::uint64_t limit,
-                    stream_handle stream, const std::string& name);
-
-  /// `n` zeroed flags in pinned memory, one per row, that the kernels set for rows whose I/O
-  /// failed. Valid until the next call.
-  [[nodiscard]] std::uint32_t* failed_flags(std::uint64_t n);
-
-  /// After the kernel ended: the rows whose flags are set (sorted, each once), read back from
-  /// `rows` (GPU memory) only when there are some; clears the flags.
-  [[nodiscard]] std::vector<std::int64_t> failed_rows(gpu_runtime& rt, const std::int64_t* rows,
-                                                      std::uint64_t n, stream_handle stream);
+  /// Reads the calls in flight, oldest first, until one failed (then true, its rows in
+  /// `failures`, or read's exception). With `all`, every call, waiting for each; otherwise
+  /// the calls that ended, and those it must wait for before a call on `stream` may start:
+  /// the oldest while every call is taken, every one while they run on another stream.
+  bool settle(const gpu_runtime& rt, stream_handle stream, bool all, row_failures& failures);
+  /// A free call, after settle() (which frees one); it is in flight until a settle() reads it.
+  [[nodiscard]] gpu_call& take();
+  /// Waits for every call in flight without reading them (stats, flush and close may not
+  /// overlap a kernel).
+  void wait_all(const gpu_runtime& rt) const;
 
  private:
+  static constexpr std::size_t depth = 4;  // gathers in flight at once
   int device_;
-  device_memory first_bad_;   // the smallest position out of range (the kernel's atomic min)
-  pinned_memory word_;        // its copy for the host, and the row there
-  pinned_memory flags_;       // failed_flags(), grown on demand
-  std::uint64_t handed_ = 0;  // flags handed out and not yet read back (maybe set)
+  std::string name_;
+  settle_function settle_;
+  std::array<gpu_call, depth> calls_;
+  std::size_t oldest_ = 0;
+  std::size_t in_flight_ = 0;
 };
 
 }  // namespace bam::python

@@ -32,20 +32,31 @@ class gpu_typed_array final : public any_array {
       : source_(source),
         shape_(shape),
         array_(open_rows<E>(source, shape, name)),
-        scratch_(source.gpu_device()) {}
+        calls_(source.gpu_device(), name, [this](row_failures& f) { settle_failures(array_, f); }) {
+  }
+
+  // The cache and the source go after this: no kernel may still read them.
+  ~gpu_typed_array() override {
+    try {
+      const device_guard on = calls_.use_device();
+      calls_.wait_all(source_.runtime());
+    } catch (const std::exception& e) {
+      source_.runtime().log(std::string("closing '") + array_.name() + "': " + e.what());
+    }
+  }
 
   void gather_device(const std::int64_t* rows, std::uint64_t n, void* out, stream_handle stream,
-                     row_failures& failures) override {
-    const device_guard on = scratch_.use_device();
+                     bool wait, row_failures& failures) override {
+    const device_guard on = calls_.use_device();
+    if (calls_.settle(source_.runtime(), stream, wait, failures)) return;
     const std::uint64_t total = n * shape_.row_len;
     if (total == 0) return;
-    // One wait: the kernel returns at once when the check found a row out of range.
-    const std::uint64_t* verdict = scratch_.start_check(rows, n, shape_.rows, stream);
-    std::uint32_t* failed = scratch_.failed_flags(n);
+    gpu_call& call = calls_.take();
+    const detail::call_marks marks = call.start(rows, n, shape_.rows, stream, !wait);
     const std::uint32_t grid = grid_for(total);
     detail::with_gather_kernel(array_.ref_for_launch(grid, detail::block_threads), rows,
-                               static_cast<value_type*>(out), failed, n, shape_.row_len,
-                               source_.polls_host_queues(), verdict, [&](const auto& kernel) {
+                               static_cast<value_type*>(out), marks, n, shape_.row_len,
+                               source_.polls_host_queues(), [&](const auto& kernel) {
                                  using kernel_type = std::decay_t<decltype(kernel)>;
                                  if constexpr (std::is_same_v<kernel_type, word_gather>) {
                                    launch_word_gather(stream, grid, kernel);
@@ -53,52 +64,56 @@ class gpu_typed_array final : public any_array {
                                    launch(stream, grid, detail::block_threads, kernel);
                                  }
                                });
-    source_.runtime().synchronize(stream, 0, "the gather kernel of '" + array_.name() + "'");
-    scratch_.finish_check(source_.runtime(), rows, shape_.rows, stream, array_.name());
-    collect(rows, n, stream, failures);
+    call.end();
+    if (wait) calls_.settle(source_.runtime(), stream, true, failures);
   }
 
   void scatter_device(const std::int64_t* rows, std::uint64_t n, const void* values,
                       stream_handle stream, row_failures& failures) override {
     if constexpr (writable) {
-      const device_guard on = scratch_.use_device();
+      const device_guard on = calls_.use_device();
+      if (calls_.settle(source_.runtime(), stream, true, failures)) return;
       const std::uint64_t total = n * shape_.row_len;
       if (total == 0) return;
-      const std::uint64_t* verdict = scratch_.start_check(rows, n, shape_.rows, stream);
-      std::uint32_t* failed = scratch_.failed_flags(n);
+      gpu_call& call = calls_.take();
+      const detail::call_marks marks = call.start(rows, n, shape_.rows, stream, false);
       const std::uint32_t grid = grid_for(total);
       launch(stream, grid, detail::block_threads,
              detail::scatter_rows<E>{array_.ref_for_launch(grid, detail::block_threads), rows,
-                                     static_cast<const value_type*>(values), failed, shape_.row_len,
-                                     total, verdict});
-      source_.runtime().synchronize(stream, 0, "the scatter kernel of '" + array_.name() + "'");
-      scratch_.finish_check(source_.runtime(), rows, shape_.rows, stream, array_.name());
-      collect(rows, n, stream, failures);
+                                     static_cast<const value_type*>(values), marks, shape_.row_len,
+                                     total});
+      call.end();
+      calls_.settle(source_.runtime(), stream, true, failures);
     } else {
       (void)rows, (void)n, (void)values, (void)stream, (void)failures;
       throw input_error("array '" + array_.name() + "' was opened read-only (writable=False)");
     }
   }
 
+  void synchronize(row_failures& failures) override {
+    const device_guard on = calls_.use_device();
+    calls_.settle(source_.runtime(), nullptr, true, failures);
+  }
+
   // Host rows and buffers (a NumPy index on a GPU array): staged through GPU memory, on the
   // runtime's stream.
   void gather(const std::int64_t* rows, std::uint64_t n, void* out,
               row_failures& failures) override {
-    const device_guard on = scratch_.use_device();
+    const device_guard on = calls_.use_device();
     const std::uint64_t bytes = n * shape_.row_len * sizeof(value_type);
     if (bytes == 0) return;
     const stream_handle s = source_.runtime().stream();
     device_memory rows_d(n * sizeof(std::int64_t));
     device_memory out_d(bytes);
     copy_async(rows_d.data(), rows, n * sizeof(std::int64_t), s);
-    gather_device(rows_d.as<std::int64_t>(), n, out_d.data(), s, failures);
+    gather_device(rows_d.as<std::int64_t>(), n, out_d.data(), s, true, failures);
     copy_async(out, out_d.data(), bytes, s);
     source_.runtime().synchronize(s, 0, "copying a gather back to host memory");
   }
 
   void scatter(const std::int64_t* rows, std::uint64_t n, const void* values,
                row_failures& failures) override {
-    const device_guard on = scratch_.use_device();
+    const device_guard on = calls_.use_device();
     const std::uint64_t bytes = n * shape_.row_len * sizeof(value_type);
     if (bytes == 0) return;
     const stream_handle s = source_.runtime().stream();
@@ -111,13 +126,19 @@ class gpu_typed_array final : public any_array {
 
   void flush() override {
     if constexpr (writable) {
-      const device_guard on = scratch_.use_device();
+      const device_guard on = calls_.use_device();
+      calls_.wait_all(source_.runtime());
       array_.flush();
       array_.check();
     }
   }
 
-  [[nodiscard]] cache_stats stats() const override { return array_.stats(); }
+  // After the kernels in flight, so that their accesses count.
+  [[nodiscard]] cache_stats stats() const override {
+    const device_guard on = calls_.use_device();
+    calls_.wait_all(source_.runtime());
+    return array_.stats();
+  }
 
  private:
   // Blocks of 256 threads, at most 8 per SM of an H100/H200 (132 SMs) and, over a cache, at
@@ -134,20 +155,12 @@ class gpu_typed_array final : public any_array {
     return static_cast<std::uint32_t>(grid);
   }
 
-  // As typed_array::collect: the failed rows and the error the array recorded (clearing it,
-  // and the failed lines, so the next call tries their I/O again).
-  void collect(const std::int64_t* rows, std::uint64_t n, stream_handle stream,
-               row_failures& failures) {
-    failures.rows = scratch_.failed_rows(source_.runtime(), rows, n, stream);
-    settle_failures(array_, failures);
-  }
-
   using word_gather = detail::gather_rows<const detail::row_word>;
 
   data_source& source_;
   array_shape shape_;
   array<E> array_;
-  gpu_scratch scratch_;
+  gpu_calls calls_;
 };
 
 /// The GPU array of T (writable or not) over `source`.

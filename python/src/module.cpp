@@ -70,10 +70,11 @@ void check_buffer(const opened_array& a, const Buffer& buffer, std::uint64_t n, 
   }
 }
 
-// (failed rows, message), or None when every row was moved.
+// (failed rows, message, rows the call asked, whether it was an earlier gather that did not
+// wait), or None when every row was moved.
 nb::object failures_to_python(const row_failures& f) {
   if (f.rows.empty()) return nb::none();
-  return nb::make_tuple(f.rows, f.first_error);
+  return nb::make_tuple(f.rows, f.first_error, f.asked, f.earlier);
 }
 
 nb::dict stats_to_python(const cache_stats& s) {
@@ -190,21 +191,34 @@ NB_MODULE(_bam, m) {
       .def(
           "gather_device",
           [](opened_array& a, std::uintptr_t rows, std::uint64_t n, std::uintptr_t out,
-             std::uintptr_t stream) {
+             std::uintptr_t stream, bool wait) {
             row_failures f;
             {
               nb::gil_scoped_release unlocked;
               a.gather_device(reinterpret_cast<const std::int64_t*>(rows), n,
                               reinterpret_cast<void*>(out),
-                              reinterpret_cast<bam::stream_handle>(stream), f);
+                              reinterpret_cast<bam::stream_handle>(stream), wait, f);
             }
             return failures_to_python(f);
           },
-          "rows"_a, "n"_a, "out"_a, "stream"_a,
+          "rows"_a, "n"_a, "out"_a, "stream"_a, "wait"_a,
           "device='cuda': reads n rows named by contiguous int64 GPU memory at address `rows` "
           "into contiguous GPU memory at `out`, on the CUDA stream `stream` (an address; 0 the "
-          "legacy default stream), and waits for it. The Python half checks the buffers' "
-          "dtypes, sizes and device. Returns None, or (failed rows, first device error).")
+          "legacy default stream). With `wait`, waits for it; without, returns once it is "
+          "queued, and a later call (or synchronize) reports its failures. The Python half "
+          "checks the buffers' dtypes, sizes and device. Returns None, or a failure tuple "
+          "(failed rows, first device error, rows asked, from an earlier gather).")
+      .def(
+          "synchronize",
+          [](opened_array& a) {
+            row_failures f;
+            {
+              nb::gil_scoped_release unlocked;
+              a.synchronize(f);
+            }
+            return failures_to_python(f);
+          },
+          "Waits for the gathers that did not wait; None, or the first one's failure tuple.")
       .def(
           "scatter_device",
           [](opened_array& a, std::uintptr_t rows, std::uint64_t n, std::uintptr_t values,

@@ -88,10 +88,10 @@ void opened_array::scatter(const std::int64_t* rows, std::uint64_t n, const void
 }
 
 void opened_array::gather_device(const std::int64_t* rows, std::uint64_t n, void* out,
-                                 stream_handle stream, row_failures& failures) {
+                                 stream_handle stream, bool wait, row_failures& failures) {
   std::lock_guard g(lock_);
   require_open();
-  array_->gather_device(rows, n, out, stream, failures);
+  array_->gather_device(rows, n, out, stream, wait, failures);
 }
 
 void opened_array::scatter_device(const std::int64_t* rows, std::uint64_t n, const void* values,
@@ -100,6 +100,12 @@ void opened_array::scatter_device(const std::int64_t* rows, std::uint64_t n, con
   require_open();
   if (!writable_) throw input_error("'" + name_ + "' was opened read-only (writable=False)");
   array_->scatter_device(rows, n, values, stream, failures);
+}
+
+void opened_array::synchronize(row_failures& failures) {
+  std::lock_guard g(lock_);
+  require_open();
+  array_->synchronize(failures);
 }
 
 void opened_array::flush() {

@@ -41,9 +41,11 @@ class opened_array {
   /// device="cuda": rows, out and values in GPU memory, the kernels on `stream`
   /// (any_array::gather_device, which checks the rows on the GPU before any I/O).
   void gather_device(const std::int64_t* rows, std::uint64_t n, void* out, stream_handle stream,
-                     row_failures& failures);
+                     bool wait, row_failures& failures);
   void scatter_device(const std::int64_t* rows, std::uint64_t n, const void* values,
                       stream_handle stream, row_failures& failures);
+  /// Waits for the gathers that did not wait (any_array::synchronize).
+  void synchronize(row_failures& failures);
   /// Writes dirty lines back and flushes the devices; throws bam::nvme_error.
   void flush();
   [[nodiscard]] cache_stats stats();

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include <bam/array_ref.hpp>
 #include <bam/platform/atomic.hpp>
@@ -16,21 +17,59 @@ namespace bam::python {
 
 namespace detail {
 
-/// What a range check leaves for the kernels after it (gpu_scratch::start_check): the first
-/// position out of range, or this when every row is in range.
+/// What a range check leaves for the kernels after it (gpu_call::start): the first position
+/// out of range, or this when every row is in range.
 inline constexpr std::uint64_t rows_in_range = ~std::uint64_t{0};
 
-// Whether the kernel may run: no verdict (the CPU checks before it launches), or a verdict
-// that every row is in range. A kernel that may not returns before any I/O, so a bad index
-// costs no wait between the check and the kernel.
-BAM_HD inline bool may_run(const std::uint64_t* verdict) {
-  return verdict == nullptr || *verdict == rows_in_range;
-}
+/// What one call's kernel leaves in pinned memory for the host, which reads it once the kernel
+/// ended: the range check's verdict and the row there, and whether a row's I/O failed.
+struct call_report {
+  std::uint64_t first_bad = rows_in_range;
+  std::int64_t bad_row = 0;
+  std::uint32_t any_failed = 0;
+  std::uint32_t unused = 0;
+};
 
-// Marks row `k` as failed. Relaxed: the flags are read after the stream's synchronize(),
-// which orders every kernel store before the host's loads.
-BAM_HD inline void mark_failed(std::uint32_t* failed, std::uint64_t k) {
-  atomic_ref<std::uint32_t>(failed[k]).store(1, order::relaxed);
+// Where the kernel of one call looks before any I/O, and marks the rows that failed by their
+// ids, so the host names them without reading the index again (a call that returned before
+// its kernel ended may find the index freed).
+struct call_marks {
+  const std::uint64_t* verdict;  // of the range check before it; nullptr: checked on the host
+  call_report* report;           // pinned (GPU) or host memory
+  std::uint64_t* failed;         // failed[k] = rows[k] + 1 when row k's I/O failed, else 0
+
+  // Whether the kernel may run: no verdict, or one that every row is in range. A kernel that
+  // may not returns before any I/O, so a bad index costs no wait between the check and the
+  // kernel. Thread 0 copies the verdict for the host.
+  BAM_HD bool may_run(thread_index t, const std::int64_t* rows) const {
+    if (verdict == nullptr) return true;
+    const std::uint64_t first_bad = *verdict;
+    if (t.id == 0) {
+      report->first_bad = first_bad;
+      if (first_bad != rows_in_range) report->bad_row = rows[first_bad];
+    }
+    return first_bad == rows_in_range;
+  }
+
+  // Relaxed: the host reads the marks once the stream passed the kernel (an event or a
+  // synchronize), which orders every store of the kernel before its loads.
+  BAM_HD void mark_failed(std::uint64_t k, std::int64_t row) const {
+    atomic_ref<std::uint64_t>(failed[k]).store(static_cast<std::uint64_t>(row) + 1, order::relaxed);
+    atomic_ref<std::uint32_t>(report->any_failed).store(1, order::relaxed);
+  }
+};
+
+// The rows that call_marks::mark_failed marked among n, sorted and each once, into `rows`;
+// clears the marks.
+inline void take_failed_rows(std::uint64_t* failed, std::uint64_t n,
+                             std::vector<std::int64_t>& rows) {
+  for (std::uint64_t k = 0; k < n; ++k) {
+    if (failed[k] == 0) continue;
+    rows.push_back(static_cast<std::int64_t>(failed[k] - 1));
+    failed[k] = 0;
+  }
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
 }
 
 // out[k] = a[rows[k / row_len] * row_len + k % row_len]. A warp takes tiles of `tile`
@@ -48,13 +87,12 @@ struct gather_rows {
   array_ref<E> a;
   const std::int64_t* rows;
   value_type* out;
-  std::uint32_t* failed;
+  call_marks marks;
   std::uint64_t row_len;
   std::uint64_t total;
   std::uint64_t tile;
-  const std::uint64_t* verdict;  // of the range check before it; nullptr: checked on the host
   BAM_HD void operator()(thread_index t) const {
-    if (!may_run(verdict)) return;
+    if (!marks.may_run(t, rows)) return;
     // The lanes of this warp (all of it on a GPU; one on a CPU thread): they take the same
     // tiles, so each meets the others at the end of every tile.
     const std::uint32_t warp_lanes = warp::active_mask();
@@ -71,7 +109,7 @@ struct gather_rows {
         // to another line probes (with the lanes that move with it).
         if (!c.read_if_pinned(e, v) && !c.try_read(e, v).ok()) {
           v = array_ref<E>::poison();
-          mark_failed(failed, r);
+          marks.mark_failed(r, rows[r]);
         }
         out[k] = v;
       }
@@ -85,16 +123,15 @@ struct scatter_rows {
   array_ref<T> a;
   const std::int64_t* rows;
   const T* values;
-  std::uint32_t* failed;
+  call_marks marks;
   std::uint64_t row_len;
   std::uint64_t total;
-  const std::uint64_t* verdict;  // as gather_rows'
   BAM_HD void operator()(thread_index t) const {
-    if (!may_run(verdict)) return;
+    if (!marks.may_run(t, rows)) return;
     for (std::uint64_t k = t.id; k < total; k += t.count) {
       const std::uint64_t r = k / row_len;
       const std::uint64_t e = static_cast<std::uint64_t>(rows[r]) * row_len + (k - r * row_len);
-      if (!a.try_store(e, values[k]).ok()) mark_failed(failed, r);
+      if (!a.try_store(e, values[k]).ok()) marks.mark_failed(r, rows[r]);
     }
   }
 };
@@ -138,19 +175,17 @@ inline std::uint32_t grid_for(std::uint64_t elements) {
 // pool's stream or a CUDA stream): by words where gather_by_words says so, else by elements.
 template <class E, class Run>
 void with_gather_kernel(const array_ref<E>& a, const std::int64_t* rows,
-                        std::remove_const_t<E>* out, std::uint32_t* failed, std::uint64_t n,
-                        std::uint64_t row_len, bool polls_host_queues, const std::uint64_t* verdict,
-                        Run&& run) {
+                        std::remove_const_t<E>* out, const call_marks& marks, std::uint64_t n,
+                        std::uint64_t row_len, bool polls_host_queues, Run&& run) {
   if (gather_by_words(a, row_len, out, polls_host_queues)) {
     const std::uint64_t words = row_len * sizeof(E) / sizeof(row_word);
     constexpr std::uint64_t tile = 1024 / sizeof(row_word);  // 1 KiB, as 256 floats
     run(gather_rows<const row_word>{a.template view_as<const row_word>(), rows,
-                                    reinterpret_cast<row_word*>(out), failed, words, n * words,
-                                    tile, verdict});
+                                    reinterpret_cast<row_word*>(out), marks, words, n * words,
+                                    tile});
     return;
   }
-  run(gather_rows<E>{a, rows, out, failed, row_len, n * row_len, gather_tile(polls_host_queues),
-                     verdict});
+  run(gather_rows<E>{a, rows, out, marks, row_len, n * row_len, gather_tile(polls_host_queues)});
 }
 
 }  // namespace detail

@@ -32,14 +32,15 @@ class typed_array final : public any_array {
               row_failures& failures) override {
     const std::uint64_t total = n * shape_.row_len;
     if (total == 0) return;
-    std::vector<std::uint32_t> failed(n, 0);
+    std::vector<std::uint64_t> failed(n, 0);
+    detail::call_report report;
     const std::uint32_t grid = detail::grid_for(total);
     detail::with_gather_kernel(
         array_.ref_for_launch(grid, detail::block_threads), rows, static_cast<value_type*>(out),
-        failed.data(), n, shape_.row_len, false, nullptr,
+        {nullptr, &report, failed.data()}, n, shape_.row_len, false,
         [&](const auto& kernel) { launch(source_.stream(), grid, detail::block_threads, kernel); });
     source_.stream().synchronize();
-    collect(rows, failed, failures);
+    collect(failed, failures);
   }
 
   void scatter(const std::int64_t* rows, std::uint64_t n, const void* values,
@@ -47,14 +48,18 @@ class typed_array final : public any_array {
     if constexpr (writable) {
       const std::uint64_t total = n * shape_.row_len;
       if (total == 0) return;
-      std::vector<std::uint32_t> failed(n, 0);
+      std::vector<std::uint64_t> failed(n, 0);
+      detail::call_report report;
       const std::uint32_t grid = detail::grid_for(total);
       launch(source_.stream(), grid, detail::block_threads,
-             detail::scatter_rows<E>{array_.ref_for_launch(grid, detail::block_threads), rows,
-                                     static_cast<const value_type*>(values), failed.data(),
-                                     shape_.row_len, total, nullptr});
+             detail::scatter_rows<E>{array_.ref_for_launch(grid, detail::block_threads),
+                                     rows,
+                                     static_cast<const value_type*>(values),
+                                     {nullptr, &report, failed.data()},
+                                     shape_.row_len,
+                                     total});
       source_.stream().synchronize();
-      collect(rows, failed, failures);
+      collect(failed, failures);
     } else {
       (void)rows, (void)n, (void)values, (void)failures;
       throw input_error("array '" + array_.name() + "' was opened read-only (writable=False)");
@@ -74,14 +79,9 @@ class typed_array final : public any_array {
   // The failed rows, each once, and the error the array recorded (clearing it, and the failed
   // lines, so the next gather tries their I/O again). An error with no failed row (a
   // write-back of an evicted line) is thrown.
-  void collect(const std::int64_t* rows, const std::vector<std::uint32_t>& failed,
-               row_failures& failures) {
-    for (std::size_t k = 0; k < failed.size(); ++k) {
-      if (failed[k]) failures.rows.push_back(rows[k]);
-    }
-    std::sort(failures.rows.begin(), failures.rows.end());
-    failures.rows.erase(std::unique(failures.rows.begin(), failures.rows.end()),
-                        failures.rows.end());
+  void collect(std::vector<std::uint64_t>& failed, row_failures& failures) {
+    detail::take_failed_rows(failed.data(), failed.size(), failures.rows);
+    failures.asked = failed.size();
     settle_failures(array_, failures);
   }
 

@@ -275,8 +275,11 @@ void gpu_context::reserve_limits(std::size_t stack_bytes, std::size_t printf_fif
   }
 }
 
-void gpu_context::synchronize(stream_handle stream, std::uint64_t timeout_ns,
-                              const std::string& what) const {
+namespace {
+
+// Calls `query` (cudaStreamQuery or cudaEventQuery) until it says the work is done.
+template <class Query>
+void poll_until_done(Query query, std::uint64_t timeout_ns, const std::string& what) {
   const deadline until = deadline::after_ns(timeout_ns);
   // Polls without sleeping for the first millisecond: a sleep lasts at least the kernel's
   // timer slack (50 us by default), and a one-row gather from Python took 119 us in all on an
@@ -285,7 +288,7 @@ void gpu_context::synchronize(stream_handle stream, std::uint64_t timeout_ns,
   const deadline spin_until = deadline::after_ns(1'000'000);
   std::uint32_t sleep_us = 50;
   for (;;) {
-    const cudaError_t e = cudaStreamQuery(stream);
+    const cudaError_t e = query();
     if (e == cudaSuccess) return;
     if (e != cudaErrorNotReady) BAM_CUDA_CHECK(e);
     if (until.expired()) {
@@ -299,6 +302,18 @@ void gpu_context::synchronize(stream_handle stream, std::uint64_t timeout_ns,
     std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
     sleep_us = std::min(sleep_us * 2, 1000u);
   }
+}
+
+}  // namespace
+
+void gpu_context::synchronize(stream_handle stream, std::uint64_t timeout_ns,
+                              const std::string& what) const {
+  poll_until_done([stream] { return cudaStreamQuery(stream); }, timeout_ns, what);
+}
+
+void gpu_context::synchronize(event_handle event, std::uint64_t timeout_ns,
+                              const std::string& what) const {
+  poll_until_done([event] { return cudaEventQuery(event); }, timeout_ns, what);
 }
 
 }  // namespace bam::detail

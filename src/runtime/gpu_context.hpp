@@ -37,6 +37,8 @@ class gpu_context {
   /// Polls `stream` until its work is done or the deadline passes (then throws bam::error
   /// naming `what`); throws bam::cuda_error if the work failed.
   void synchronize(stream_handle stream, std::uint64_t timeout_ns, const std::string& what) const;
+  /// The same for the work before `event`'s point of its stream.
+  void synchronize(event_handle event, std::uint64_t timeout_ns, const std::string& what) const;
 
  private:
   gpu_context() = default;

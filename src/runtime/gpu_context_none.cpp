@@ -16,6 +16,7 @@ gpu_context::~gpu_context() = default;
 std::size_t gpu_context::load(const void* const*, std::size_t) { return 0; }
 void gpu_context::reserve_limits(std::size_t, std::size_t) {}
 void gpu_context::synchronize(stream_handle, std::uint64_t, const std::string&) const {}
+void gpu_context::synchronize(event_handle, std::uint64_t, const std::string&) const {}
 void gpu_context::make_green(const runtime_config&) {}
 void gpu_context::make_plain(const runtime_config&) {}
 bool gpu_context::probe(stream_handle, std::string&) { return false; }

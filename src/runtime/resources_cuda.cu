@@ -81,6 +81,28 @@ owned_stream& owned_stream::operator=(owned_stream&& o) noexcept {
   return *this;
 }
 
+owned_event owned_event::create() {
+  owned_event e;
+  cudaEvent_t raw = nullptr;
+  BAM_CUDA_CHECK(cudaEventCreateWithFlags(&raw, cudaEventDisableTiming));
+  e.event_ = raw;
+  return e;
+}
+owned_event::~owned_event() {
+  if (event_) cudaEventDestroy(event_);
+}
+owned_event::owned_event(owned_event&& o) noexcept : event_(std::exchange(o.event_, nullptr)) {}
+owned_event& owned_event::operator=(owned_event&& o) noexcept {
+  if (this != &o) {
+    if (event_) cudaEventDestroy(event_);
+    event_ = std::exchange(o.event_, nullptr);
+  }
+  return *this;
+}
+void owned_event::record(stream_handle stream) const {
+  BAM_CUDA_CHECK(cudaEventRecord(event_, stream));
+}
+
 void copy_async(void* dst, const void* src, std::size_t bytes, stream_handle stream) {
   if (bytes == 0) return;
   BAM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream));

@@ -43,6 +43,15 @@ owned_stream& owned_stream::operator=(owned_stream&& o) noexcept {
   return *this;
 }
 
+owned_event owned_event::create() { no_cuda("a CUDA event"); }
+owned_event::~owned_event() = default;
+owned_event::owned_event(owned_event&& o) noexcept : event_(std::exchange(o.event_, nullptr)) {}
+owned_event& owned_event::operator=(owned_event&& o) noexcept {
+  event_ = std::exchange(o.event_, nullptr);
+  return *this;
+}
+void owned_event::record(stream_handle) const { no_cuda("a CUDA event"); }
+
 void copy_async(void*, const void*, std::size_t, stream_handle) { no_cuda("copy_async"); }
 void zero_async(void*, std::size_t, stream_handle) { no_cuda("zero_async"); }
 

@@ -237,18 +237,38 @@ void gpu_runtime::stop() {
   if (!first_error.empty()) throw error("runtime stop failed: " + first_error);
 }
 
+namespace {
+
+// Runs `wait`; BAM_TRACE=1 logs every wait: where a run stops, the last line says what it
+// waited on.
+template <class Wait, class Log>
+void traced_wait(Wait wait, Log log, const std::string& what) {
+  static const bool trace = std::getenv("BAM_TRACE") != nullptr;
+  const auto began = std::chrono::steady_clock::now();
+  if (trace) log("trace: waiting for " + what);
+  wait();
+  if (trace) {
+    const std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - began;
+    log("trace: " + what + " finished after " + std::to_string(ms.count()) + " ms");
+  }
+}
+
+}  // namespace
+
 void gpu_runtime::synchronize(stream_handle stream, std::uint64_t timeout_ns,
                               const std::string& what) const {
   if (!impl_->gpu) return;
-  // BAM_TRACE=1 logs every wait: where a run stops, the last line says what it waited on.
-  static const bool trace = std::getenv("BAM_TRACE") != nullptr;
-  const auto began = std::chrono::steady_clock::now();
-  if (trace) impl_->log("trace: waiting for " + what);
-  impl_->gpu->synchronize(stream, timeout_ns ? timeout_ns : impl_->config.wait_timeout_ns, what);
-  if (trace) {
-    const std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - began;
-    impl_->log("trace: " + what + " finished after " + std::to_string(ms.count()) + " ms");
-  }
+  const std::uint64_t t = timeout_ns ? timeout_ns : impl_->config.wait_timeout_ns;
+  traced_wait([&] { impl_->gpu->synchronize(stream, t, what); },
+              [this](const std::string& line) { impl_->log(line); }, what);
+}
+
+void gpu_runtime::synchronize(event_handle event, std::uint64_t timeout_ns,
+                              const std::string& what) const {
+  if (!impl_->gpu) return;
+  const std::uint64_t t = timeout_ns ? timeout_ns : impl_->config.wait_timeout_ns;
+  traced_wait([&] { impl_->gpu->synchronize(event, t, what); },
+              [this](const std::string& line) { impl_->log(line); }, what);
 }
 
 void gpu_runtime::check() const {

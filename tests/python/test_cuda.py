@@ -220,6 +220,80 @@ def test_a_failed_gpu_read_raises_io_error_naming_the_failed_rows(data_file, fw)
         assert (got[failed].view(np.uint32) == 0xFFFFFFFF).any(axis=1).all()
 
 
+@pytest.mark.parametrize("backend", GPU_BACKENDS)
+def test_gathers_that_do_not_wait_return_the_files_rows(data_file, fw, backend):
+    path, ref = data_file("float32", 256 * 4096)
+    rows = ref.reshape(-1, 256)
+    rng = np.random.default_rng(8)
+    with bam.open(path, "f32", shape=(-1, 256), backend=backend, cache_bytes="2M",
+                  device="cuda") as a:
+        s = fw.stream()
+        with fw.on(s):
+            # More gathers than are in flight at once: the fifth waits for the first.
+            idx = [rng.integers(0, len(rows), 700 + 50 * k) for k in range(11)]
+            got = [a.gather(fw.index(i), wait=False) for i in idx]
+        a.synchronize()
+        fw.synchronize(s)
+        for i, g in zip(idx, got):
+            np.testing.assert_array_equal(fw.host(g), rows[i])
+
+
+def test_gathers_that_do_not_wait_on_two_streams_return_the_files_rows(data_file, fw):
+    path, ref = data_file("int64", 50_000)
+    rng = np.random.default_rng(9)
+    with bam.open(path, "i64", backend="host-cached", device="cuda") as a:
+        streams = [fw.stream(), fw.stream()]
+        idx, got = [], []
+        for k in range(6):
+            with fw.on(streams[k % 2]):
+                idx.append(rng.integers(0, len(ref), 5000))
+                got.append(a.gather(fw.index(idx[-1]), wait=False))
+        a.synchronize()
+        for s in streams:
+            fw.synchronize(s)
+        for i, g in zip(idx, got):
+            np.testing.assert_array_equal(fw.host(g), ref[i])
+
+
+@pytest.mark.parametrize("backend", ["host-cached", "emulated-ssd"])
+def test_an_index_out_of_range_in_a_gather_that_did_not_wait_is_raised_by_the_next_call(
+        data_file, fw, backend):
+    path, ref = data_file("uint32", 1000)
+    with bam.open(path, "u32", backend=backend, device="cuda") as a:
+        a.gather(fw.index(np.array([3, 1000, 4], dtype=np.int64)), wait=False)
+        with pytest.raises(IndexError, match=r"earlier gather.*index 1000 \(position 1\)"):
+            a[fw.index(np.array([1, 2], dtype=np.int64))]  # raises instead, queues nothing
+        assert a.stats()["accesses"] == 0
+        np.testing.assert_array_equal(fw.host(a[fw.index(np.array([1, 2]))]), ref[[1, 2]])
+        a.gather(fw.index(np.array([-5], dtype=np.int64)), wait=False)
+        with pytest.raises(IndexError, match="earlier gather.*negative indices"):
+            a.synchronize()
+        a.synchronize()  # reported once
+
+
+def test_a_failed_read_that_did_not_wait_is_raised_by_synchronize(data_file, fw):
+    path, ref = data_file("float32", 64 * 1024)
+    with bam.open(path, "f32", shape=(-1, 128), backend="emulated-ssd", line_bytes=512,
+                  faults="error-rate=0.3,seed=11", device="cuda") as a:
+        idx = np.arange(0, 512, 3)
+        got = a.gather(fw.index(idx), wait=False)
+        with pytest.raises(bam.IOError, match=f"earlier gather.*of the {len(idx)} asked") as info:
+            a.synchronize()
+        e = info.value
+        assert e.rows and set(e.rows) <= set(idx.tolist())
+        failed = np.isin(idx, e.rows)
+        np.testing.assert_array_equal(fw.host(got)[~failed], ref.reshape(-1, 128)[idx[~failed]])
+
+
+def test_close_raises_what_a_gather_that_did_not_wait_left(data_file, fw):
+    path, _ = data_file("uint32", 1000)
+    a = bam.open(path, "u32", backend="host-cached", device="cuda")
+    a.gather(fw.index(np.array([7, 5000], dtype=np.int64)), wait=False)
+    with pytest.raises(IndexError, match="earlier gather.*index 5000"):
+        a.close()
+    assert a.closed
+
+
 @pytest.mark.parametrize("backend", ["file", "emulated-ssd"])
 def test_a_gpu_scatter_is_written_back_to_the_file(data_file, fw, backend):
     cols = 10

@@ -123,3 +123,16 @@ def test_copy_batches_are_for_emulated_devices_on_a_gpu(data_file):
         bam.open(path, "u32", backend="file", copy_batches=4)
     with pytest.raises(ValueError, match="positive integer"):
         bam.open(path, "u32", backend="emulated-ssd", copy_batches=0)
+
+
+def test_on_the_cpu_a_gather_that_need_not_wait_still_raises_at_the_call(data_file):
+    path, ref = data_file("uint64", 4096)
+    with bam.open(path, "u64", backend="emulated-ssd", faults="error-rate=1") as a:
+        with pytest.raises(bam.IOError, match="^3 row") as info:
+            a.gather([5, 1, 4000], wait=False)
+        assert info.value.rows == [1, 5, 4000]
+        a.synchronize()  # nothing in flight: nothing to raise
+    with bam.open(path, "u64", backend="host-memory") as a:
+        np.testing.assert_array_equal(a.gather([7, 2], wait=False), ref[[7, 2]])
+        with pytest.raises(IndexError):
+            a.gather([4096], wait=False)

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// RAII owners of GPU resources: device memory, mapped pinned host memory and streams.
+/// RAII owners of GPU resources: device memory, mapped pinned host memory, streams and events.
 ///
 /// Readable by a plain C++ compiler: a stream is a `bam::stream_handle`, the same pointer
 /// type as `cudaStream_t`. In a build without CUDA every constructor throws bam::error.
@@ -13,12 +13,15 @@
 #include <cstdint>
 
 struct CUstream_st;
+struct CUevent_st;
 
 namespace bam {
 
 /// A CUDA stream, the same type as cudaStream_t. Null is the legacy default stream, which bam
 /// never uses while controllers run.
 using stream_handle = CUstream_st*;
+/// A CUDA event, the same type as cudaEvent_t.
+using event_handle = CUevent_st*;
 
 /// Device (HBM) memory from cudaMalloc. Contents are undefined until written.
 class device_memory {
@@ -86,6 +89,27 @@ class owned_stream {
 
  private:
   stream_handle stream_ = nullptr;
+};
+
+/// An owned CUDA event without timing: a point of a stream that the host can wait for
+/// (gpu_runtime::synchronize) without waiting for the work queued after it.
+class owned_event {
+ public:
+  owned_event() = default;
+  /// A new event of the current device.
+  static owned_event create();
+  ~owned_event();
+  owned_event(owned_event&& other) noexcept;
+  owned_event& operator=(owned_event&& other) noexcept;
+  owned_event(const owned_event&) = delete;
+  owned_event& operator=(const owned_event&) = delete;
+
+  /// Marks the point of `stream` after the work queued there so far; checked.
+  void record(stream_handle stream) const;
+  [[nodiscard]] event_handle get() const { return event_; }
+
+ private:
+  event_handle event_ = nullptr;
 };
 
 /// cudaMemcpyAsync with the direction inferred (unified addressing), on `stream`; checked.

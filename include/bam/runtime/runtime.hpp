@@ -125,6 +125,9 @@ class gpu_runtime {
   /// when the work failed.
   void synchronize(stream_handle stream, std::uint64_t timeout_ns = 0,
                    const std::string& what = "work on the stream") const;
+  /// The same for the work of a stream before `event`'s point (owned_event::record).
+  void synchronize(event_handle event, std::uint64_t timeout_ns = 0,
+                   const std::string& what = "work on the stream") const;
 
   /// Throws bam::error if an attached controller reports a failure.
   void check() const;
