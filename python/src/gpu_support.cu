@@ -4,7 +4,6 @@
 #include "row_kernels.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <stdexcept>
 #include <utility>
 
@@ -68,13 +67,13 @@ gpu_call::gpu_call()
 
 detail::call_marks gpu_call::start(const std::int64_t* rows, std::uint64_t n, std::uint64_t limit,
                                    stream_handle stream, bool earlier) {
+  stream_ = stream;  // first: end_quietly() records on it if this throws
   const std::uint64_t bytes = sizeof(detail::call_report) + n * sizeof(std::uint64_t);
   if (marks_.bytes() < bytes) {
     const std::uint64_t grown = std::max<std::uint64_t>(bytes, 2 * marks_.bytes());
     marks_ = pinned_memory();       // free first: the new one may be large
     marks_ = pinned_memory(grown);  // zero-filled
   }
-  stream_ = stream;
   n_ = n;
   limit_ = limit;
   earlier_ = earlier;
@@ -89,6 +88,10 @@ detail::call_marks gpu_call::start(const std::int64_t* rows, std::uint64_t n, st
 
 void gpu_call::end() { end_.record(stream_); }
 
+void gpu_call::end_quietly() noexcept {
+  if (cudaEventRecord(end_.get(), stream_) != cudaSuccess) cudaGetLastError();
+}
+
 bool gpu_call::ended() const {
   const cudaError_t e = cudaEventQuery(end_.get());
   if (e == cudaErrorNotReady) return false;
@@ -102,9 +105,9 @@ void gpu_call::wait(const gpu_runtime& rt, const std::string& what) const {
 
 void gpu_call::read(const std::string& name, row_failures& failures) {
   auto* report = marks_.as<detail::call_report>();
-  const std::string when =
-      earlier_ ? "an earlier gather of '" + name + "' (wait=False): " : std::string();
   if (report->first_bad != detail::rows_in_range) {
+    const std::string when =
+        earlier_ ? "an earlier gather of '" + name + "' (wait=False): " : std::string();
     const std::uint64_t k = std::exchange(report->first_bad, detail::rows_in_range);
     const std::int64_t row = report->bad_row;
     throw std::out_of_range(when + "index " + std::to_string(row) + " (position " +
@@ -120,7 +123,11 @@ void gpu_call::read(const std::string& name, row_failures& failures) {
 }
 
 gpu_calls::gpu_calls(int device, std::string name, settle_function settle)
-    : device_(device), name_(std::move(name)), settle_(std::move(settle)), calls_([&] {
+    : device_(device),
+      name_(std::move(name)),
+      waiting_for_("the gather or scatter kernel of '" + name_ + "'"),
+      settle_(std::move(settle)),
+      calls_([&] {
         const device_guard on(device);
         return std::array<gpu_call, depth>{};
       }()) {}
@@ -131,7 +138,7 @@ bool gpu_calls::settle(const gpu_runtime& rt, stream_handle stream, bool all,
     gpu_call& c = calls_[oldest_];
     const bool must = all || in_flight_ == depth || c.stream() != stream;
     if (must) {
-      c.wait(rt, "the gather or scatter kernel of '" + name_ + "'");
+      c.wait(rt, waiting_for_);
     } else if (!c.ended()) {
       return false;
     }
@@ -153,7 +160,7 @@ gpu_call& gpu_calls::take() {
 
 void gpu_calls::wait_all(const gpu_runtime& rt) const {
   for (std::size_t k = 0; k < in_flight_; ++k) {
-    calls_[(oldest_ + k) % depth].wait(rt, "the gather or scatter kernel of '" + name_ + "'");
+    calls_[(oldest_ + k) % depth].wait(rt, waiting_for_);
   }
 }
 

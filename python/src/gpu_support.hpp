@@ -13,6 +13,7 @@
 #include <bam/runtime/runtime.hpp>
 
 #include "any_array.hpp"
+#include "row_kernels.hpp"
 
 namespace bam::python {
 
@@ -28,13 +29,6 @@ class device_guard {
  private:
   int previous_ = -1;
 };
-
-namespace detail {
-struct call_marks;
-struct row_word;
-template <class E>
-struct gather_rows;
-}  // namespace detail
 
 /// Launches the gather by 16-byte words (row_kernels.hpp: with_gather_kernel), one kernel for
 /// every element type, compiled once (gpu_word_gather.cu).
@@ -56,6 +50,9 @@ class gpu_call {
                                          std::uint64_t limit, stream_handle stream, bool earlier);
   /// Marks the end of the kernel queued after start().
   void end();
+  /// The same after a launch that threw, ignoring errors: the call stays in flight until
+  /// what start() queued has run.
+  void end_quietly() noexcept;
   /// Whether the kernel ended (a query, no wait); throws bam::cuda_error if it failed.
   [[nodiscard]] bool ended() const;
   /// Waits for the kernel (bounded: the runtime's deadline, naming `what`).
@@ -95,16 +92,33 @@ class gpu_calls {
   /// the calls that ended, and those it must wait for before a call on `stream` may start:
   /// the oldest while every call is taken, every one while they run on another stream.
   bool settle(const gpu_runtime& rt, stream_handle stream, bool all, row_failures& failures);
-  /// A free call, after settle() (which frees one); it is in flight until a settle() reads it.
-  [[nodiscard]] gpu_call& take();
+  /// Queues a call on `stream`, after settle() (which frees one): the range check of `rows`
+  /// against [0, limit), then `launch(marks)`'s kernel, then the call's end. The call is in
+  /// flight until a settle() reads it, also when `launch` threw after the check was queued:
+  /// no later call reuses its verdict and marks before the stream has passed them.
+  template <class Launch>
+  void queue(const std::int64_t* rows, std::uint64_t n, std::uint64_t limit, stream_handle stream,
+             bool earlier, Launch&& launch) {
+    gpu_call& call = take();
+    try {
+      launch(call.start(rows, n, limit, stream, earlier));
+    } catch (...) {
+      call.end_quietly();
+      throw;
+    }
+    call.end();
+  }
   /// Waits for every call in flight without reading them (stats, flush and close may not
   /// overlap a kernel).
   void wait_all(const gpu_runtime& rt) const;
 
  private:
+  gpu_call& take();
+
   static constexpr std::size_t depth = 4;  // gathers in flight at once
   int device_;
   std::string name_;
+  std::string waiting_for_;  // what a wait for a call names
   settle_function settle_;
   std::array<gpu_call, depth> calls_;
   std::size_t oldest_ = 0;

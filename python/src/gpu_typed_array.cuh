@@ -51,20 +51,19 @@ class gpu_typed_array final : public any_array {
     if (calls_.settle(source_.runtime(), stream, wait, failures)) return;
     const std::uint64_t total = n * shape_.row_len;
     if (total == 0) return;
-    gpu_call& call = calls_.take();
-    const detail::call_marks marks = call.start(rows, n, shape_.rows, stream, !wait);
     const std::uint32_t grid = grid_for(total);
-    detail::with_gather_kernel(array_.ref_for_launch(grid, detail::block_threads), rows,
-                               static_cast<value_type*>(out), marks, n, shape_.row_len,
-                               source_.polls_host_queues(), [&](const auto& kernel) {
-                                 using kernel_type = std::decay_t<decltype(kernel)>;
-                                 if constexpr (std::is_same_v<kernel_type, word_gather>) {
-                                   launch_word_gather(stream, grid, kernel);
-                                 } else {
-                                   launch(stream, grid, detail::block_threads, kernel);
-                                 }
-                               });
-    call.end();
+    const auto a = array_.ref_for_launch(grid, detail::block_threads);
+    calls_.queue(rows, n, shape_.rows, stream, !wait, [&](const detail::call_marks& marks) {
+      detail::with_gather_kernel(a, rows, static_cast<value_type*>(out), marks, n, shape_.row_len,
+                                 source_.polls_host_queues(), [&](const auto& kernel) {
+                                   using kernel_type = std::decay_t<decltype(kernel)>;
+                                   if constexpr (std::is_same_v<kernel_type, word_gather>) {
+                                     launch_word_gather(stream, grid, kernel);
+                                   } else {
+                                     launch(stream, grid, detail::block_threads, kernel);
+                                   }
+                                 });
+    });
     if (wait) calls_.settle(source_.runtime(), stream, true, failures);
   }
 
@@ -75,14 +74,13 @@ class gpu_typed_array final : public any_array {
       if (calls_.settle(source_.runtime(), stream, true, failures)) return;
       const std::uint64_t total = n * shape_.row_len;
       if (total == 0) return;
-      gpu_call& call = calls_.take();
-      const detail::call_marks marks = call.start(rows, n, shape_.rows, stream, false);
       const std::uint32_t grid = grid_for(total);
-      launch(stream, grid, detail::block_threads,
-             detail::scatter_rows<E>{array_.ref_for_launch(grid, detail::block_threads), rows,
-                                     static_cast<const value_type*>(values), marks, shape_.row_len,
-                                     total});
-      call.end();
+      const auto a = array_.ref_for_launch(grid, detail::block_threads);
+      calls_.queue(rows, n, shape_.rows, stream, false, [&](const detail::call_marks& marks) {
+        launch(stream, grid, detail::block_threads,
+               detail::scatter_rows<E>{a, rows, static_cast<const value_type*>(values), marks,
+                                       shape_.row_len, total});
+      });
       calls_.settle(source_.runtime(), stream, true, failures);
     } else {
       (void)rows, (void)n, (void)values, (void)stream, (void)failures;

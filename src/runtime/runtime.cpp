@@ -37,6 +37,21 @@ struct gpu_runtime::impl {
     if (!config.quiet) std::fprintf(stderr, "bam: %s\n", line.c_str());
   }
 
+  // Runs `run(deadline)` (0: config.wait_timeout_ns) where there is a GPU. BAM_TRACE=1 logs
+  // every wait: where a run stops, the last line says what it waited on.
+  template <class Run>
+  void traced_wait(std::uint64_t timeout_ns, const std::string& what, Run run) const {
+    if (!gpu) return;
+    static const bool trace = std::getenv("BAM_TRACE") != nullptr;
+    const auto began = std::chrono::steady_clock::now();
+    if (trace) log("trace: waiting for " + what);
+    run(timeout_ns ? timeout_ns : config.wait_timeout_ns);
+    if (trace) {
+      const std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - began;
+      log("trace: " + what + " finished after " + std::to_string(ms.count()) + " ms");
+    }
+  }
+
   void require_before_start(const char* what) const {
     if (started) {
       throw error(std::string(what) +
@@ -237,38 +252,16 @@ void gpu_runtime::stop() {
   if (!first_error.empty()) throw error("runtime stop failed: " + first_error);
 }
 
-namespace {
-
-// Runs `wait`; BAM_TRACE=1 logs every wait: where a run stops, the last line says what it
-// waited on.
-template <class Wait, class Log>
-void traced_wait(Wait wait, Log log, const std::string& what) {
-  static const bool trace = std::getenv("BAM_TRACE") != nullptr;
-  const auto began = std::chrono::steady_clock::now();
-  if (trace) log("trace: waiting for " + what);
-  wait();
-  if (trace) {
-    const std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - began;
-    log("trace: " + what + " finished after " + std::to_string(ms.count()) + " ms");
-  }
-}
-
-}  // namespace
-
 void gpu_runtime::synchronize(stream_handle stream, std::uint64_t timeout_ns,
                               const std::string& what) const {
-  if (!impl_->gpu) return;
-  const std::uint64_t t = timeout_ns ? timeout_ns : impl_->config.wait_timeout_ns;
-  traced_wait([&] { impl_->gpu->synchronize(stream, t, what); },
-              [this](const std::string& line) { impl_->log(line); }, what);
+  impl_->traced_wait(timeout_ns, what,
+                     [&](std::uint64_t t) { impl_->gpu->synchronize(stream, t, what); });
 }
 
 void gpu_runtime::synchronize(event_handle event, std::uint64_t timeout_ns,
                               const std::string& what) const {
-  if (!impl_->gpu) return;
-  const std::uint64_t t = timeout_ns ? timeout_ns : impl_->config.wait_timeout_ns;
-  traced_wait([&] { impl_->gpu->synchronize(event, t, what); },
-              [this](const std::string& line) { impl_->log(line); }, what);
+  impl_->traced_wait(timeout_ns, what,
+                     [&](std::uint64_t t) { impl_->gpu->synchronize(event, t, what); });
 }
 
 void gpu_runtime::check() const {
