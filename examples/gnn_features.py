@@ -20,7 +20,8 @@ where PyG is missing), and each batch's feature rows gathered by:
 With --device cuda every loader hands back a torch tensor on the GPU (bam gathers with a
 GPU index, on torch's current stream, and returns once the gather is queued, as torch's own
 gathers do: wait=False, with each phase's closing synchronize raising any error; --wait makes
-every call wait for its kernel). Each loader is timed in two phases of different
+every call wait for its kernel; bam-file and bam-emulated-ssd always wait, their misses served
+by host threads). Each loader is timed in two phases of different
 batches: "cold", just made, with nothing of the features cached (the OS page cache of the
 feature file dropped before the loaders that read the file, as for a file larger than host
 memory), then "warm", where bam's cache (default a quarter of the features) holds the rows
