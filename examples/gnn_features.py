@@ -297,9 +297,13 @@ def main():
         with bam.open(feats, "float32", shape=(n, a.cols), backend=backend,
                       cache_bytes=a.cache_bytes, line_bytes=a.line_bytes, **bam_device,
                       **controllers(backend)) as x:
-            results += run(f"bam-{backend}", phases,
+            measured = run(f"bam-{backend}", phases,
                            lambda nodes: x.gather(index(nodes), wait=a.wait), row_bytes,
                            lambda: (sync(), x.synchronize()), stats=x.stats)
+            if a.device == "cuda":  # file and emulated-ssd gathers wait whatever is asked
+                for r in measured:
+                    r["waited"] = a.wait or backend in ("file", "emulated-ssd")
+            results += measured
     if want("memmap-copy"):
         drop_from_page_cache(feats)
         results += run("memmap-copy", phases,
@@ -317,9 +321,10 @@ def main():
             # The UVA gather: GPU threads read the rows of pinned host memory in place.
             with bam.open(feats, "float32", shape=(n, a.cols), backend="host-memory",
                           device="cuda") as x:
-                results += run("pinned-uva", phases,
+                measured = run("pinned-uva", phases,
                                lambda nodes: x.gather(index(nodes), wait=a.wait), row_bytes,
                                lambda: (sync(), x.synchronize()))
+                results += [dict(r, waited=a.wait) for r in measured]
         if want("gpu-resident"):
             resident = torch.from_numpy(np.array(mm)).to(dev)
             results += run("gpu-resident", phases,
