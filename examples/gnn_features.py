@@ -300,9 +300,9 @@ def main():
             measured = run(f"bam-{backend}", phases,
                            lambda nodes: x.gather(index(nodes), wait=a.wait), row_bytes,
                            lambda: (sync(), x.synchronize()), stats=x.stats)
-            if a.device == "cuda":  # file and emulated-ssd gathers wait whatever is asked
+            if a.device == "cuda":
                 for r in measured:
-                    r["waited"] = a.wait or backend in ("file", "emulated-ssd")
+                    r["waited"] = a.wait or x.gathers_always_wait
             results += measured
     if want("memmap-copy"):
         drop_from_page_cache(feats)
@@ -324,7 +324,7 @@ def main():
                 measured = run("pinned-uva", phases,
                                lambda nodes: x.gather(index(nodes), wait=a.wait), row_bytes,
                                lambda: (sync(), x.synchronize()))
-                results += [dict(r, waited=a.wait) for r in measured]
+                results += [dict(r, waited=a.wait or x.gathers_always_wait) for r in measured]
         if want("gpu-resident"):
             resident = torch.from_numpy(np.array(mm)).to(dev)
             results += run("gpu-resident", phases,

@@ -56,6 +56,12 @@ class Array:
         """How the array is read: backend, devices, cache, threads."""
         return self._handle.description
 
+    @property
+    def gathers_always_wait(self):
+        """True when gather(wait=False) still returns only once done: on device="cpu", and for
+        backends file and emulated-ssd on a GPU, whose misses host threads serve."""
+        return self._handle.gathers_always_wait
+
     def __len__(self):
         return self.shape[0]
 

@@ -70,6 +70,12 @@ class data_source {
   /// True when GPU threads wait on queues in pinned host memory (file and emulated-ssd on a GPU,
   /// whose controllers are host threads): each waiting thread polls over PCIe.
   [[nodiscard]] bool polls_host_queues() const { return runtime_ && (storage_ || files_); }
+  /// True when a gather returns only once done, also when asked not to wait: on the CPU, and
+  /// where misses wait on host threads' CUDA copies (polls_host_queues). Such a kernel must
+  /// not be left running: a synchronizing call the program makes meanwhile (a free, a
+  /// kernel's first launch) holds those copies back and waits for the kernel, for ever
+  /// (DESIGN 11).
+  [[nodiscard]] bool gathers_wait() const { return !gpu() || polls_host_queues(); }
   /// True when kernels run on a GPU (device="cuda").
   [[nodiscard]] bool gpu() const { return runtime_ != nullptr; }
   /// The GPU path's runtime (gpu() only): its device, its bounded synchronize.

@@ -48,10 +48,7 @@ class gpu_typed_array final : public any_array {
   void gather_device(const std::int64_t* rows, std::uint64_t n, void* out, stream_handle stream,
                      bool wait, row_failures& failures) override {
     const device_guard on = calls_.use_device();
-    // A kernel whose misses wait for host threads' CUDA copies (file, emulated-ssd) must not
-    // be left running: a synchronizing call the program makes meanwhile (a free, a kernel's
-    // first launch) holds those copies back and waits for the kernel, for ever (DESIGN 11).
-    if (source_.polls_host_queues()) wait = true;
+    if (source_.gathers_wait()) wait = true;
     if (calls_.settle(source_.runtime(), stream, wait, failures)) return;
     const std::uint64_t total = n * shape_.row_len;
     if (total == 0) return;

@@ -188,6 +188,7 @@ NB_MODULE(_bam, m) {
           },
           "rows"_a.noconvert(), "values"_a.noconvert())
       .def_prop_ro("gpu_device", &opened_array::gpu_device)
+      .def_prop_ro("gathers_always_wait", &opened_array::gathers_always_wait)
       .def(
           "gather_device",
           [](opened_array& a, std::uintptr_t rows, std::uint64_t n, std::uintptr_t out,

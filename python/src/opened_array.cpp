@@ -46,6 +46,7 @@ opened_array::opened_array(const open_request& r)
   shape_ = fitted(r, source_->data_bytes(), name_);
   array_ = make_array(type_, writable_, *source_, shape_, name_);
   description_ = source_->describe();
+  gathers_always_wait_ = source_->gathers_wait();
 }
 
 opened_array::~opened_array() {

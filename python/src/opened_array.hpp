@@ -60,6 +60,8 @@ class opened_array {
   /// The CUDA device the array runs on; -1 on the CPU path.
   [[nodiscard]] int gpu_device() const { return gpu_device_; }
   [[nodiscard]] const std::string& description() const { return description_; }
+  /// data_source::gathers_wait, kept after close.
+  [[nodiscard]] bool gathers_always_wait() const { return gathers_always_wait_; }
 
  private:
   void require_open() const;
@@ -72,6 +74,7 @@ class opened_array {
   int gpu_device_;
   std::string name_;
   std::string description_;
+  bool gathers_always_wait_ = true;
   std::unique_ptr<data_source> source_;
   std::unique_ptr<any_array> array_;  // destroyed before source_
 };

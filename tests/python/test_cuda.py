@@ -262,6 +262,7 @@ def test_an_index_out_of_range_in_a_gather_that_did_not_wait_is_raised_by_the_ne
         data_file, fw, backend):
     path, ref = data_file("uint32", 1000)
     with bam.open(path, "u32", backend=backend, device="cuda") as a:
+        assert not a.gathers_always_wait
         a.gather(fw.index(np.array([3, 1000, 4], dtype=np.int64)), wait=False)
         with pytest.raises(IndexError, match=r"earlier gather.*index 1000 \(position 1\)"):
             a[fw.index(np.array([1, 2], dtype=np.int64))]  # raises instead, queues nothing
@@ -278,6 +279,7 @@ def test_a_gather_served_by_host_threads_waits_even_when_asked_not_to(data_file,
     # Its kernel's misses wait for host threads' copies: it is never left running.
     path, ref = data_file("uint32", 1000)
     with bam.open(path, "u32", backend=backend, device="cuda") as a:
+        assert a.gathers_always_wait
         with pytest.raises(IndexError, match="index 1000 .position 1.") as info:
             a.gather(fw.index(np.array([3, 1000, 4], dtype=np.int64)), wait=False)
         assert "earlier" not in str(info.value)

@@ -128,11 +128,13 @@ def test_copy_batches_are_for_emulated_devices_on_a_gpu(data_file):
 def test_on_the_cpu_a_gather_that_need_not_wait_still_raises_at_the_call(data_file):
     path, ref = data_file("uint64", 4096)
     with bam.open(path, "u64", backend="emulated-ssd", faults="error-rate=1") as a:
+        assert a.gathers_always_wait
         with pytest.raises(bam.IOError, match="^3 row") as info:
             a.gather([5, 1, 4000], wait=False)
         assert info.value.rows == [1, 5, 4000]
         a.synchronize()  # nothing in flight: nothing to raise
     with bam.open(path, "u64", backend="host-memory") as a:
+        assert a.gathers_always_wait
         np.testing.assert_array_equal(a.gather([7, 2], wait=False), ref[[7, 2]])
         with pytest.raises(IndexError):
             a.gather([4096], wait=False)
