@@ -99,6 +99,7 @@ struct bfs_level {
   std::uint64_t frontier = 0;         ///< vertices at the previous depth
   std::uint64_t found = 0;            ///< vertices given this depth (early claims included)
   std::uint64_t early = 0;            ///< vertices given the depth after it (early claims)
+  std::uint64_t hub_found = 0;        ///< vertices a bottom-up step found by their hub alone
   std::uint64_t edges_read = 0;       ///< adjacency entries read
   std::uint64_t top_down_units = 0;   ///< units the frontier's lists span (line rule; else 0)
   std::uint64_t bottom_up_units = 0;  ///< units holding an unreached list's start (line rule)
@@ -132,6 +133,13 @@ struct bfs_options {
   /// Top-down steps split a list longer than this many entries into pieces of it, a warp each
   /// over the whole grid (bfs_pieces); 0: never split.
   std::uint64_t piece_entries = bfs_pieces::default_entries;
+  /// Each vertex's neighbour of highest degree (the graph file's hubs section, n entries), or
+  /// empty: bottom-up steps look a vertex's hub up before reading its list
+  /// (bfs_bottom_up_kernel), and the line rule counts only the lists they would still read.
+  /// The depths are the same either way, and with any table that names a neighbour of each
+  /// vertex (the vertex itself only when its list is empty): a list of one entry is taken to be
+  /// its hub and is not read.
+  std::span<const std::uint64_t> hubs = {};
 };
 
 struct bfs_result {
@@ -147,6 +155,8 @@ struct bfs_result {
   bool fell_back = false;  ///< direction-optimizing asked for on a directed graph
   bool early_claims = false;  ///< bottom-up steps made early claims (bfs_options::early_claims)
   bool vertex_batches = false;  ///< bfs_options::vertex_batches
+  bool hubs = false;            ///< bottom-up steps looked up hubs (bfs_options::hubs)
+  std::uint64_t hub_found = 0;  ///< vertices found by their hub alone
   double seconds = 0;      ///< the traversal (launches and frontier sizes) alone
   std::vector<bfs_level> levels;  ///< one per level expanded, in order
 };
@@ -178,6 +188,10 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
   if (!(options.alpha > 0) || !(options.beta > 0)) {
     throw input_error("bfs: alpha and beta must be positive");
   }
+  if (!options.hubs.empty() && options.hubs.size() != n) {
+    throw input_error("bfs: " + std::to_string(options.hubs.size()) + " hubs for " +
+                      std::to_string(n) + " vertices");
+  }
   auto offsets_d = upload_offsets(exec, offsets);
   auto depths = exec.template allocate<std::int32_t>(n);
   auto frontier = exec.template allocate<std::uint64_t>(n);
@@ -201,7 +215,13 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
   const std::uint64_t zeros[bfs_counter::count] = {};
   exec.upload(counters, 0, std::span<const std::uint64_t>(zeros));
 
+  // Hubs serve bottom-up steps only: a directed graph (top-down only) leaves them unread.
+  const bool use_hubs = optimizing && options.symmetric && !options.hubs.empty();
+  auto hubs = exec.template allocate<std::uint64_t>(use_hubs ? n : 0);
+  if (use_hubs) exec.upload(hubs, 0, options.hubs);
+
   bfs_result r;
+  r.hubs = use_hubs;
   r.early_claims = early_claims;
   r.vertex_batches = options.vertex_batches;
   r.fell_back = optimizing && !options.symmetric;
@@ -219,6 +239,8 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
   auto next_ends = exec.template allocate<std::uint32_t>((unit_count + 31) / 32);
   auto early_ends =
       exec.template allocate<std::uint32_t>(early_claims ? (unit_count + 31) / 32 : 0);
+  // With hubs: the units the hub probe found holding a list a bottom-up step would read.
+  auto probe_marks = exec.template allocate<std::uint32_t>(use_hubs ? (unit_count + 31) / 32 : 0);
 
   const auto start = std::chrono::steady_clock::now();
   std::uint64_t size = 1;
@@ -243,6 +265,22 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
     bottom_up_units = found[bfs_counter::start_units];
     exec.upload(counters, 0, std::span<const std::uint64_t>(zeros));
   }
+  // The hub probe (bfs_hub_probe_kernel) costs a pass over the vertices; a frontier whose
+  // lists span fewer units than this goes top-down without it.
+  constexpr std::uint64_t hub_probe_min_units = 64;
+  auto probe_hub_units = [&](std::int32_t level) {
+    fill(exec, probe_marks, 0u);
+    exec.launch(exec.shape_for(n),
+                bfs_hub_probe_kernel{offsets_d.data(), depths.data(), hubs.data(), n, level, units,
+                                     probe_marks.data(), counters.data()});
+    std::uint64_t probed[bfs_counter::count];
+    exec.download(counters, 0, std::span<std::uint64_t>(probed));
+    const std::uint64_t at_least = probed[bfs_counter::probe_units];
+    // The counters hold the level's presets (early claims); only the probe's slot changes.
+    probed[bfs_counter::probe_units] = 0;
+    exec.upload(counters, 0, std::span<const std::uint64_t>(probed));
+    return at_least;
+  };
   std::optional<cache_stats> stats_at = stats_before;
   // What the counters start each level with: the early claims of the level before, which are
   // already on its next frontier (the early list becomes the next list).
@@ -273,6 +311,11 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
       // loads fewer lines. Top-down's count is exact; bottom-up's is what it loads at least
       // (a vertex that finds no parent in its first line reads on).
       bottom_up = bottom_up_units < top_down_units;
+      if (!bottom_up && use_hubs && top_down_units > hub_probe_min_units) {
+        // Vertices whose hub is on the frontier read no list: count the units of the others.
+        level.bottom_up_units = probe_hub_units(depth - 1);
+        bottom_up = level.bottom_up_units < top_down_units;
+      }
     } else if (r.algorithm == bfs_algorithm::direction_optimizing) {
       // Beamer's switch: bottom-up pays once the frontier's edges outweigh a fraction of what
       // is left (most of those edges would find vertices already reached), top-down again once
@@ -306,7 +349,8 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
         const launch_shape shape =
             within(exec.shape_for(slice.vertices()), edges.max_launch_threads());
         exec.launch(shape, bfs_bottom_up_kernel<view>{view_for(shape), offsets_d.data(), slice,
-                                                      claim, n, options.vertex_batches});
+                                                      claim, n, options.vertex_batches,
+                                                      use_hubs ? hubs.data() : nullptr});
       });
       ++r.bottom_up_levels;
       level.direction = bfs_direction::bottom_up;
@@ -342,6 +386,8 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
     r.edges_read += level.edges_read;
     level.found = size;
     level.early = found[bfs_counter::early_size];
+    level.hub_found = found[bfs_counter::hub_found];
+    r.hub_found += level.hub_found;
     top_down_units = found[bfs_counter::next_inner_units] + found[bfs_counter::next_end_units];
     bottom_up_units -= found[bfs_counter::emptied_units];
     preset[bfs_counter::next_size] = found[bfs_counter::early_size];

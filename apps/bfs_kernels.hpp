@@ -33,7 +33,9 @@ inline constexpr unsigned early_size = 8;          ///< vertices on the early li
 inline constexpr unsigned early_edges = 9;         ///< sum of their degrees
 inline constexpr unsigned early_inner_units = 10;  ///< as next_inner_units, for the early list
 inline constexpr unsigned early_end_units = 11;    ///< as next_end_units, for the early list
-inline constexpr unsigned count = 12;
+inline constexpr unsigned hub_found = 12;    ///< vertices a bottom-up step found by their hub alone
+inline constexpr unsigned probe_units = 13;  ///< bfs_hub_probe_kernel: units holding a list to read
+inline constexpr unsigned count = 14;
 }  // namespace bfs_counter
 
 /// What the line rule counts as vertices are claimed (bfs.hpp): the units (cache lines) the
@@ -127,6 +129,48 @@ struct bfs_unit_starts_kernel {
       if (atomic_ref<std::uint32_t>(units.unreached_starts[units.units.of(offsets[v])])
               .fetch_add(1, order::relaxed) == 0) {
         atomic_ref<std::uint64_t>(counters[bfs_counter::start_units]).fetch_add(1, order::relaxed);
+      }
+    }
+  }
+};
+
+/// The line rule's bottom-up count when the graph has hubs (bfs_options::hubs): before level
+/// `level + 1`, the units holding the first entry of an unreached vertex whose hub is not at
+/// `level` and whose list holds more than its hub: the lists the bottom-up step would have to
+/// read (a vertex whose hub is at `level` is found without its list). Each such unit is marked once
+/// in `marks` (zeroed before).
+struct bfs_hub_probe_kernel {
+  const std::uint64_t* offsets;  ///< n + 1
+  const std::int32_t* depths;    ///< n
+  const std::uint64_t* hubs;     ///< n
+  std::uint64_t n;
+  std::int32_t level;
+  entry_units units;
+  std::uint32_t* marks;  ///< a bit per unit
+  std::uint64_t* counters;
+
+  BAM_HD void operator()(thread_index t) const {
+    const warp_position w = warp_of(t);
+    const std::uint32_t lanes = lanes_of(w);
+    // Warp-uniform bounds, so the ballot below names the whole warp.
+    for (std::uint64_t base = w.warp * w.width; base < n; base += w.warps * w.width) {
+      const std::uint64_t v = base + w.lane;
+      bool marked = false;
+      // A list of one entry is its hub alone: nothing more to read.
+      if (v < n && depths[v] == unreached && offsets[v] + 1 < offsets[v + 1] &&
+          !(hubs[v] < n && depths[hubs[v]] == level)) {
+        const std::uint64_t unit = units.of(offsets[v]);
+        const std::uint32_t bit = 1u << (unit % 32);
+        atomic_ref<std::uint32_t> word(marks[unit / 32]);
+        // relaxed: a filter and a mark whose count the host reads after the launch.
+        marked = (word.load(order::relaxed) & bit) == 0 &&
+                 (word.fetch_or(bit, order::relaxed) & bit) == 0;
+      }
+      const std::uint32_t newly = warp::ballot(lanes, marked);
+      if (newly != 0 && w.lane == warp::lowest_lane(newly)) {
+        // relaxed: a sum the host reads after the launch has finished.
+        atomic_ref<std::uint64_t>(counters[bfs_counter::probe_units])
+            .fetch_add(warp::popcount(newly), order::relaxed);
       }
     }
   }
@@ -374,6 +418,14 @@ struct bfs_scan_kernel {
 /// loaded, instead of reading the list again in the next step. What it writes is neither
 /// `depth - 1` nor `depth`, so no other warp's answer changes; which vertices are claimed early
 /// depends on the order warps run in, never the depths.
+///
+/// Hubs (`hubs` set: each vertex's neighbour of highest degree, the file's hubs section): each
+/// lane first looks up its own vertex's hub, and a vertex whose hub is at `depth - 1` gets
+/// `depth` without its list being read; the warp then searches the lists of the rest, one
+/// vertex at a time as above. On a power-law graph the hub is the parent of most vertices, so
+/// most lists are never loaded, and a list of one entry (the hub itself) never. Exact: the hub
+/// is a neighbour, so finding it at `depth - 1` is finding a parent, and a vertex whose only
+/// neighbour is not there has none.
 template <class View>
 struct bfs_bottom_up_kernel {
   View ids;
@@ -382,7 +434,8 @@ struct bfs_bottom_up_kernel {
   bfs_claim claim;
   std::uint64_t n;
 
-  bool batched = true;  ///< for_each_vertex's batches of a warp's width
+  bool batched = true;  ///< for_each_vertex's batches of a warp's width (hubs: always batched)
+  const std::uint64_t* hubs = nullptr;  ///< n, or null
 
   /// Vertices the warp found and has not appended yet, a lane each: lane k holds the k-th
   /// (`count` is the same in every lane). Appended a warp's width at a time (append_among).
@@ -396,21 +449,68 @@ struct bfs_bottom_up_kernel {
     const warp_position w = warp_of(t);
     std::uint64_t read = 0;
     pending found;
-    for_each_vertex(
-        w, slice.vertex_begin, slice.vertex_end, batched,
-        [&](std::uint64_t u) {
-          // relaxed: only u's owner writes u's depth during the launch (in visit, after the
-          // test), and earlier launches' writes are published by the launch boundary. An
-          // empty list finds nothing and claims nothing early.
-          return atomic_ref<std::int32_t>(claim.depths[u]).load(order::relaxed) == unreached &&
-                 offsets[u] < offsets[u + 1];
-        },
-        [&](std::uint64_t u) { visit(w, u, read, found); });
+    auto wanted = [&](std::uint64_t u) {
+      // relaxed: only u's owner writes u's depth during the launch (in visit, after the
+      // test), and earlier launches' writes are published by the launch boundary. An
+      // empty list finds nothing and claims nothing early.
+      return atomic_ref<std::int32_t>(claim.depths[u]).load(order::relaxed) == unreached &&
+             offsets[u] < offsets[u + 1];
+    };
+    if (hubs != nullptr) {
+      by_hubs(w, wanted, read, found);
+    } else {
+      for_each_vertex(w, slice.vertex_begin, slice.vertex_end, batched, wanted,
+                      [&](std::uint64_t u) { visit(w, u, read, found); });
+    }
     append(w, found);
     // Counted per warp (every lane holds the same count): one lane adds it.
     if (w.lane == 0 && read > 0) {
       // relaxed: a sum the host reads after the launch has finished.
       atomic_ref<std::uint64_t>(claim.counters[bfs_counter::read]).fetch_add(read, order::relaxed);
+    }
+  }
+
+  /// The walk with hubs: a lane per vertex looks up its hub; the warp appends those found so
+  /// and searches the others' lists together (visit).
+  template <class Wanted>
+  BAM_HD void by_hubs(const warp_position& w, Wanted&& wanted, std::uint64_t& read,
+                      pending& found) const {
+    const std::uint32_t lanes = lanes_of(w);
+    const std::int32_t level = claim.depth - 1;
+    const std::uint64_t step = w.warps * w.width;
+    // Warp-uniform bounds: every ballot and append names the whole warp.
+    for (std::uint64_t base = slice.vertex_begin + w.warp * w.width; base < slice.vertex_end;
+         base += step) {
+      const std::uint64_t u = base + w.lane;
+      bool search = u < slice.vertex_end && wanted(u);
+      bool by_hub = false;
+      if (search) {
+        const std::uint64_t h = hubs[u];
+        // relaxed: as in visit's test of a neighbour; a racing write makes a depth `depth` or
+        // `depth + 1`, never `level`.
+        by_hub = h < n && atomic_ref<std::int32_t>(claim.depths[h]).load(order::relaxed) == level;
+        // A list of one entry holds the hub alone, so it has nothing more to tell: most such
+        // vertices of a power-law graph hang off a hub one level further down, and would
+        // otherwise load a line each for one entry in every step before their own.
+        search = !by_hub && offsets[u] + 1 < offsets[u + 1];
+      }
+      if (by_hub) {
+        // relaxed: as visit's store; this lane owns u.
+        atomic_ref<std::int32_t>(claim.depths[u]).store(claim.depth, order::relaxed);
+      }
+      claim.append_among(w, by_hub, u, false);
+      const std::uint32_t hub_lanes = warp::ballot(lanes, by_hub);
+      if (w.lane == 0 && hub_lanes != 0) {
+        // relaxed: a sum the host reads after the launch has finished.
+        atomic_ref<std::uint64_t>(claim.counters[bfs_counter::hub_found])
+            .fetch_add(warp::popcount(hub_lanes), order::relaxed);
+      }
+      std::uint32_t todo = warp::ballot(lanes, search);
+      while (todo != 0) {
+        const unsigned k = warp::lowest_lane(todo);
+        todo &= todo - 1;
+        visit(w, base + k, read, found);
+      }
     }
   }
 

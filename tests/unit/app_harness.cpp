@@ -11,6 +11,7 @@
 #include <tuple>
 #include <type_traits>
 #include <typeinfo>
+#include <vector>
 
 #include <bam/array.hpp>
 #include <bam/cache.hpp>
@@ -21,6 +22,7 @@
 #include "apps/graph_file.hpp"
 #include "apps/kernel_types.hpp"
 #include "apps/tiled_edges.hpp"
+#include "graph/hubs.hpp"
 #include "software_warp.hpp"
 
 namespace bam::apps::testing {
@@ -133,19 +135,31 @@ template <class Exec, class Edges>
 void run_on(Exec& inner, const graph_file& g, const Edges& edges, const app_request& request,
             app_outcome& out) {
   listing_executor<Exec, typename Edges::view_type> exec(inner);
+  std::vector<std::uint64_t> hubs;
+  if (request.bfs_hubs && request.bfs_hub_table.empty()) {
+    hubs = graph::load_hubs(g.path);
+    if (hubs.empty()) {
+      const graph::csr c = graph::read_csr(g.path);
+      hubs.resize(c.vertex_count());
+      graph::fill_hubs(c.offsets, c.neighbors, hubs);
+    }
+  }
   switch (request.app) {
     case app_request::kind::bfs:
-      out.bfs = run_bfs(exec, g.offset_span(), edges,
-                        {.source = request.source,
-                         .scan_divisor = request.bfs_scan_divisor,
-                         .algorithm = request.bfs,
-                         .symmetric = g.symmetric(),
-                         .switch_rule = request.bfs_rule,
-                         .early_claims = request.bfs_early_claims,
-                         .vertex_batches = request.bfs_vertex_batches,
-                         .alpha = request.bfs_alpha,
-                         .beta = request.bfs_beta,
-                         .piece_entries = request.bfs_piece_entries});
+      out.bfs =
+          run_bfs(exec, g.offset_span(), edges,
+                  {.source = request.source,
+                   .scan_divisor = request.bfs_scan_divisor,
+                   .algorithm = request.bfs,
+                   .symmetric = g.symmetric(),
+                   .switch_rule = request.bfs_rule,
+                   .early_claims = request.bfs_early_claims,
+                   .vertex_batches = request.bfs_vertex_batches,
+                   .alpha = request.bfs_alpha,
+                   .beta = request.bfs_beta,
+                   .piece_entries = request.bfs_piece_entries,
+                   .hubs = request.bfs_hub_table.empty() ? std::span<const std::uint64_t>(hubs)
+                                                         : request.bfs_hub_table});
       break;
     case app_request::kind::cc:
       out.cc = run_cc(exec, g.offset_span(), edges,

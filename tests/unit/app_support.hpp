@@ -162,6 +162,10 @@ struct app_request {
   double bfs_alpha = bfs_options{}.alpha;
   double bfs_beta = bfs_options{}.beta;
   std::uint64_t bfs_piece_entries = bfs_options{}.piece_entries;
+  /// Bottom-up steps look up hubs: the file's hubs section, or hubs found from its lists when it
+  /// has none; `bfs_hub_table` instead when given (any neighbour of each vertex will do).
+  bool bfs_hubs = false;
+  std::span<const std::uint64_t> bfs_hub_table;
   cc_algorithm cc = cc_options{}.algorithm;
   unsigned iterations = 20;
   double tolerance = 0;
@@ -182,6 +186,7 @@ struct bfs_variant {
   bfs_switch_rule rule = bfs_options{}.switch_rule;
   bool early_claims = bfs_options{}.early_claims;
   bool vertex_batches = bfs_options{}.vertex_batches;
+  bool hubs = false;  ///< bfs_options::hubs from the graph (app_request::bfs_hubs)
 
   void apply(app_request& r) const {
     r.bfs = algorithm;
@@ -190,6 +195,7 @@ struct bfs_variant {
     r.bfs_rule = rule;
     r.bfs_early_claims = early_claims;
     r.bfs_vertex_batches = vertex_batches;
+    r.bfs_hubs = hubs;
   }
 };
 inline constexpr double always = std::numeric_limits<double>::infinity();
@@ -210,8 +216,26 @@ inline constexpr bfs_variant bfs_top_down{"top-down", bfs_algorithm::top_down, b
 inline constexpr bfs_variant bfs_bottom_up_unbatched{
     "bottom-up-unbatched",  bfs_algorithm::direction_optimizing, always, always,
     bfs_switch_rule::edges, bfs_options{}.early_claims,          false};
-inline constexpr bfs_variant bfs_variants[] = {bfs_default, bfs_lines_rule, bfs_edges_rule,
-                                               bfs_bottom_up, bfs_top_down};
+/// With hubs: as by default, and every level bottom-up.
+inline constexpr bfs_variant bfs_hubs{"do-hubs",
+                                      bfs_algorithm::direction_optimizing,
+                                      bfs_options{}.alpha,
+                                      bfs_options{}.beta,
+                                      bfs_options{}.switch_rule,
+                                      bfs_options{}.early_claims,
+                                      bfs_options{}.vertex_batches,
+                                      true};
+inline constexpr bfs_variant bfs_bottom_up_hubs{"bottom-up-hubs",
+                                                bfs_algorithm::direction_optimizing,
+                                                always,
+                                                always,
+                                                bfs_switch_rule::edges,
+                                                bfs_options{}.early_claims,
+                                                bfs_options{}.vertex_batches,
+                                                true};
+inline constexpr bfs_variant bfs_variants[] = {bfs_default,       bfs_lines_rule, bfs_edges_rule,
+                                               bfs_bottom_up,     bfs_top_down,   bfs_hubs,
+                                               bfs_bottom_up_hubs};
 inline constexpr cc_algorithm cc_algorithms[] = {cc_algorithm::afforest, cc_algorithm::union_find};
 
 struct app_outcome {

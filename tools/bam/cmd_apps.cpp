@@ -67,6 +67,7 @@ struct app_options {
   std::string bfs_switch_rule = apps::to_string(apps::bfs_options{}.switch_rule);
   std::string early_claims = apps::bfs_options{}.early_claims ? "on" : "off";
   std::string vertex_batches = apps::bfs_options{}.vertex_batches ? "on" : "off";
+  std::string hubs = "auto";
   std::uint64_t piece_entries = apps::bfs_options{}.piece_entries;
   // cc
   std::string labels_out;
@@ -654,6 +655,14 @@ void run_bfs_command(const app_options& o) {
   auto s = std::make_unique<session>(o, file);
   const std::uint64_t source =
       o.source ? *o.source : apps::max_degree_vertex(s->graph.offset_span());
+  if (o.hubs == "on" && !s->graph.header.has_hubs()) {
+    throw input_error("bfs: --hubs on, but " + s->graph.path.string() +
+                      " has no hubs section (bam graph gen and convert write one unless "
+                      "--no-hubs; make the file again, or use --hubs auto)");
+  }
+  // Each vertex's highest-degree neighbour, kept in memory beside the offsets.
+  const std::vector<std::uint64_t> hubs =
+      o.hubs != "off" ? graph::load_hubs(s->graph.path) : std::vector<std::uint64_t>{};
   auto [r, io] = run_on_edges(o, *s, [&](auto& exec, const auto& edges) {
     return apps::run_bfs(
         exec, s->graph.offset_span(), edges,
@@ -667,7 +676,8 @@ void run_bfs_command(const app_options& o) {
                                                        : apps::bfs_switch_rule::automatic,
          .early_claims = o.early_claims == "on",
          .vertex_batches = o.vertex_batches == "on",
-         .piece_entries = o.piece_entries});
+         .piece_entries = o.piece_entries,
+         .hubs = hubs});
   });
   figures f{"bfs",
             "breadth-first search from vertex " + num(source),
@@ -700,6 +710,8 @@ void run_bfs_command(const app_options& o) {
                      " levels bottom-up by --switch-rule " + apps::to_string(r.switch_rule) + ", " +
                      num(early_claimed) + " vertices claimed early" +
                      (r.early_claims ? "" : " (--early-claims off)") +
+                     (r.hubs ? ", " + num(r.hub_found) + " found by their hub alone"
+                             : std::string(", no hubs")) +
                      "; --algorithm top-down for the other)"
                : " (--algorithm do for direction-optimizing)"));
   f.lines.emplace_back("levels", num(r.level_vertices.size()) + " (vertices per level: " +
@@ -723,6 +735,9 @@ void run_bfs_command(const app_options& o) {
         .field("switch_rule", std::string(apps::to_string(r.switch_rule)))
         .field("early_claims", r.early_claims)
         .field("vertex_batches", r.vertex_batches)
+        .field("hubs", r.hubs)
+        .field("hub_found", r.hub_found)
+        .field("hub_bytes", r.hubs ? s->graph.header.hubs.bytes : 0)
         .field("split_lists", o.piece_entries)
         .field("bottom_up_levels", r.bottom_up_levels)
         .field("reached", r.reached)
@@ -739,6 +754,7 @@ void run_bfs_command(const app_options& o) {
           .field("frontier", l.frontier)
           .field("found", l.found)
           .field("early", l.early)
+          .field("hub_found", l.hub_found)
           .field("edges_read", l.edges_read)
           .field("top_down_units", l.top_down_units)
           .field("bottom_up_units", l.bottom_up_units)
@@ -950,6 +966,14 @@ void add_app_commands(CLI::App& app) {
                   "each, and the warp reads the lists of those it must; off: a warp per vertex "
                   "(the same depths)")
         ->check(CLI::IsMember({"on", "off"}))
+        ->capture_default_str();
+    c->add_option("--hubs", o->hubs,
+                  "auto: bottom-up steps look up each vertex's highest-degree neighbour (the "
+                  "graph file's hubs section, read into memory beside the offsets) before its "
+                  "list, and read the list only when that neighbour is not on the frontier; on: "
+                  "the same, an error without the section; off: read lists only (the same "
+                  "depths)")
+        ->check(CLI::IsMember({"auto", "on", "off"}))
         ->capture_default_str();
     c->add_option("--split-lists", o->piece_entries,
                   "Top-down steps cut a list longer than N entries into pieces of N, each "

@@ -35,6 +35,7 @@ std::string describe_flags(std::uint32_t flags) {
   add(graph::bcsr_flags::weighted, "weighted");
   add(graph::bcsr_flags::sorted, "sorted");
   add(graph::bcsr_flags::simple, "simple");
+  add(graph::bcsr_flags::hubs, "hubs");
   return text.empty() ? "none" : text;
 }
 
@@ -70,6 +71,7 @@ struct gen_command {
                          fixed(r.scatter_seconds, 2) + " s, sort " + fixed(r.sort_seconds, 2) +
                          " s";
     if (options.dedup) phases += ", compact " + fixed(r.compact_seconds, 2) + " s";
+    if (options.hubs) phases += ", hubs " + fixed(r.hubs_seconds, 2) + " s";
     std::printf("%.2f s on %u threads: %s\n", r.total_seconds, r.threads, phases.c_str());
     if (json.empty()) return;
     json_writer j;
@@ -84,6 +86,7 @@ struct gen_command {
         .field("threads", r.threads)
         .field("dedup", options.dedup)
         .field("id_bytes", options.id_bytes)
+        .field("hubs", options.hubs)
         .end_object();
     j.key("result")
         .begin_object()
@@ -97,6 +100,7 @@ struct gen_command {
         .field("scatter_seconds", r.scatter_seconds)
         .field("sort_seconds", r.sort_seconds)
         .field("compact_seconds", r.compact_seconds)
+        .field("hubs_seconds", r.hubs_seconds)
         .end_object();
     j.end_object();
     j.save(json);
@@ -132,6 +136,9 @@ void add_gen(CLI::App& graph) {
   gen->add_option("--id-bytes", c->options.id_bytes, "Bytes per stored vertex id: 8, or 4")
       ->check(CLI::IsMember({"4", "8"}))
       ->capture_default_str();
+  gen->add_flag("!--no-hubs", c->options.hubs,
+                "Leave out the hubs section (each vertex's highest-degree neighbour, n ids), "
+                "which bottom-up BFS steps look up before reading a list");
   gen->add_flag("--quiet", c->quiet, "No progress on stderr");
   add_json_option(*gen, c->json);
   gen->callback([c] { c->run(); });
@@ -182,6 +189,9 @@ void add_convert(CLI::App& graph) {
   convert->add_option("--id-bytes", c->options.id_bytes, "Bytes per stored vertex id: 8, or 4")
       ->check(CLI::IsMember({"4", "8"}))
       ->capture_default_str();
+  convert->add_flag("!--no-hubs", c->options.hubs,
+                    "Leave out the hubs section a symmetric result gets (each vertex's "
+                    "highest-degree neighbour), which bottom-up BFS steps look up first");
   convert
       ->add_option("--bel-values", c->bel_values,
                    "How X.bel.val stores weights: u32 (EMOGI SSSP) or f32")
@@ -265,6 +275,7 @@ struct info_command {
     t.add_row({"offsets section", section(h.offsets)});
     t.add_row({"neighbors section", section(h.neighbors)});
     if (h.weighted()) t.add_row({"weights section", section(h.weights)});
+    if (h.has_hubs()) t.add_row({"hubs section", section(h.hubs) + " (checked against the lists)"});
     t.print(std::cout);
     if (json.empty()) return;
     json_writer j;
@@ -281,6 +292,7 @@ struct info_command {
         .field("weighted", h.weighted())
         .field("sorted", h.sorted())
         .field("simple", h.simple())
+        .field("hubs", h.has_hubs())
         .field("edges_symmetric", s.edges_symmetric)
         .field("lists_sorted", s.lists_sorted)
         .field("id_bytes", h.id_bytes)
@@ -294,6 +306,7 @@ struct info_command {
     section_json("offsets", h.offsets);
     section_json("neighbors", h.neighbors);
     if (h.weighted()) section_json("weights", h.weights);
+    if (h.has_hubs()) section_json("hubs", h.hubs);
     j.end_object();
     j.save(json);
   }

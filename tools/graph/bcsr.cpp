@@ -93,13 +93,19 @@ bcsr_header make_bcsr_header(const bcsr_shape& shape) {
     h.weights = {align_up(h.neighbors.offset + h.neighbors.bytes, bcsr_section_alignment),
                  shape.edge_count * sizeof(float)};
   }
+  if (shape.hubs) {
+    h.flags |= bcsr_flags::hubs;
+    const std::uint64_t end = shape.weighted ? h.weights.offset + h.weights.bytes
+                                             : h.neighbors.offset + h.neighbors.bytes;
+    h.hubs = {align_up(end, bcsr_section_alignment), shape.vertex_count * shape.id_bytes};
+  }
   return h;
 }
 
 std::uint64_t bcsr_file_bytes(const bcsr_header& h) {
   const std::uint64_t end =
       std::max({h.offsets.offset + h.offsets.bytes, h.neighbors.offset + h.neighbors.bytes,
-                h.weights.offset + h.weights.bytes});
+                h.weights.offset + h.weights.bytes, h.hubs.offset + h.hubs.bytes});
   return align_up(end, h.section_alignment);
 }
 
@@ -145,6 +151,13 @@ void validate_header(const bcsr_header& h, std::uint64_t file_bytes, const std::
                   h.neighbors.offset + h.neighbors.bytes, a, file_bytes);
   } else if (h.weights.offset != 0 || h.weights.bytes != 0) {
     throw bad("an unweighted graph has a weights section");
+  }
+  if (h.has_hubs()) {
+    const std::uint64_t end =
+        h.weighted() ? h.weights.offset + h.weights.bytes : h.neighbors.offset + h.neighbors.bytes;
+    check_section(name, "hubs", h.hubs, h.vertex_count * h.id_bytes, end, a, file_bytes);
+  } else if (h.hubs.offset != 0 || h.hubs.bytes != 0) {
+    throw bad("a hubs section without the hubs flag");
   }
 }
 
@@ -210,6 +223,31 @@ std::vector<std::uint64_t> load_offsets(const std::filesystem::path& path) {
   std::memcpy(offsets.data(), file.data() + h.offsets.offset, h.offsets.bytes);
   check_offset_order(file.name(), h, [&](std::uint64_t v) { return offsets[v]; });
   return offsets;
+}
+
+std::vector<std::uint64_t> load_hubs(const std::filesystem::path& path) {
+  const mapped_file file(path);
+  const bcsr_header h = checked_header(file);
+  if (!h.has_hubs()) return {};
+  std::vector<std::uint64_t> hubs(h.vertex_count);
+  const std::byte* at = file.data() + h.hubs.offset;
+  if (h.id_bytes == 8) {
+    std::memcpy(hubs.data(), at, h.hubs.bytes);
+  } else {
+    for (std::uint64_t v = 0; v < h.vertex_count; ++v) {
+      std::uint32_t id;
+      std::memcpy(&id, at + v * sizeof id, sizeof id);
+      hubs[v] = id;
+    }
+  }
+  for (std::uint64_t v = 0; v < h.vertex_count; ++v) {
+    if (hubs[v] >= h.vertex_count) {
+      throw input_error(file.name() + ": byte " + std::to_string(h.hubs.offset + v * h.id_bytes) +
+                        ": hub of vertex " + std::to_string(v) + " is " + std::to_string(hubs[v]) +
+                        ", not below the vertex count " + std::to_string(h.vertex_count));
+    }
+  }
+  return hubs;
 }
 
 }  // namespace bam::graph

@@ -48,17 +48,36 @@ std::span<float> bcsr_writer::weights() {
   return {reinterpret_cast<float*>(map_ + header_.weights.offset), header_.edge_count};
 }
 
+std::span<std::uint64_t> bcsr_writer::hubs64() {
+  if (!header_.has_hubs() || header_.id_bytes != 8) {
+    throw error("hubs64() on a file without hubs or with 4-byte ids");
+  }
+  return {reinterpret_cast<std::uint64_t*>(map_ + header_.hubs.offset), header_.vertex_count};
+}
+
+std::span<std::uint32_t> bcsr_writer::hubs32() {
+  if (!header_.has_hubs() || header_.id_bytes != 4) {
+    throw error("hubs32() on a file without hubs or with 8-byte ids");
+  }
+  return {reinterpret_cast<std::uint32_t*>(map_ + header_.hubs.offset), header_.vertex_count};
+}
+
 void bcsr_writer::shrink_edges(std::uint64_t edge_count) {
   if (edge_count > header_.edge_count) throw error("shrink_edges() cannot grow the graph");
   bcsr_header smaller = make_bcsr_header({.vertex_count = header_.vertex_count,
                                           .edge_count = edge_count,
                                           .id_bytes = header_.id_bytes,
-                                          .weighted = header_.weighted()});
+                                          .weighted = header_.weighted(),
+                                          .hubs = header_.has_hubs()});
   smaller.flags = header_.flags;
+  // The sections after the (now shorter) neighbours move down, weights first: each lands
+  // below where it was, so the weights never overwrite hubs not yet moved.
   if (header_.weighted()) {
-    // The weights section starts right after the (now shorter) neighbours: move it down.
     std::memmove(map_ + smaller.weights.offset, map_ + header_.weights.offset,
                  smaller.weights.bytes);
+  }
+  if (header_.has_hubs()) {
+    std::memmove(map_ + smaller.hubs.offset, map_ + header_.hubs.offset, smaller.hubs.bytes);
   }
   header_ = smaller;
 }
@@ -73,12 +92,13 @@ void bcsr_writer::commit() {
     if (to > from) std::memset(map_ + from, 0, to - from);
   };
   zero_gap(header_.offsets.offset + header_.offsets.bytes, header_.neighbors.offset);
-  if (header_.weighted()) {
-    zero_gap(header_.neighbors.offset + header_.neighbors.bytes, header_.weights.offset);
-    zero_gap(header_.weights.offset + header_.weights.bytes, final_bytes);
-  } else {
-    zero_gap(header_.neighbors.offset + header_.neighbors.bytes, final_bytes);
+  std::uint64_t end = header_.neighbors.offset + header_.neighbors.bytes;
+  for (const bcsr_section* s : {&header_.weights, &header_.hubs}) {
+    if (s->bytes == 0 && s->offset == 0) continue;
+    zero_gap(end, s->offset);
+    end = s->offset + s->bytes;
   }
+  zero_gap(end, final_bytes);
   if (::munmap(map_, mapped_bytes_) != 0) {
     throw error("cannot unmap '" + file_->temporary().string() + "': " + std::strerror(errno));
   }

@@ -17,6 +17,7 @@ struct convert_options {
   bool transpose = false;                             ///< reverse every edge (in-lists)
   bool dedup = false;                                 ///< drop duplicate edges and self loops
   std::uint32_t id_bytes = 8;
+  bool hubs = true;  ///< write the hubs section when the result is symmetric (bcsr_flags::hubs)
   bel_value_type bel_values = bel_value_type::u32;
   unsigned threads = 0;  ///< 0: every hardware thread (for sorting the lists)
 };

@@ -10,6 +10,7 @@
 #include <bam/error.hpp>
 #include <bam/graph/bcsr_writer.hpp>
 
+#include "graph/hubs.hpp"
 #include "graph/mapped_file.hpp"
 #include "graph/parallel.hpp"
 
@@ -121,10 +122,13 @@ std::uint32_t inspect_flags(const csr& g) {
 bcsr_header write_csr(const std::filesystem::path& path, const csr& g,
                       const csr_write_options& options) {
   check_shape(g);
+  const std::uint32_t flags = inspect_flags(g);
+  const bool hubs = options.hubs && (flags & bcsr_flags::symmetric) != 0;
   bcsr_writer out(path, {.vertex_count = g.vertex_count(),
                          .edge_count = g.edge_count(),
                          .id_bytes = options.id_bytes,
-                         .weighted = g.weighted});
+                         .weighted = g.weighted,
+                         .hubs = hubs});
   std::copy(g.offsets.begin(), g.offsets.end(), out.offsets().begin());
   if (options.id_bytes == 8) {
     std::copy(g.neighbors.begin(), g.neighbors.end(), out.neighbors64().begin());
@@ -134,7 +138,12 @@ bcsr_header write_csr(const std::filesystem::path& path, const csr& g,
                    [](std::uint64_t v) { return static_cast<std::uint32_t>(v); });
   }
   std::copy(g.weights.begin(), g.weights.end(), out.weights().begin());
-  out.add_flags(inspect_flags(g));
+  out.add_flags(flags);
+  if (hubs && options.id_bytes == 8) {
+    fill_hubs(g.offsets, out.neighbors64(), out.hubs64(), options.threads);
+  } else if (hubs) {
+    fill_hubs(g.offsets, out.neighbors32(), out.hubs32(), options.threads);
+  }
   out.commit();
   return out.header();
 }

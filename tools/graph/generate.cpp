@@ -13,6 +13,7 @@
 #include <bam/graph/bcsr_writer.hpp>
 
 #include "graph/generators.hpp"
+#include "graph/hubs.hpp"
 #include "graph/parallel.hpp"
 #include "graph/progress.hpp"
 
@@ -70,6 +71,7 @@ class builder {
     }
     result.simple = simple;
     out_.add_flags(bcsr_flags::symmetric | bcsr_flags::sorted | (simple ? bcsr_flags::simple : 0));
+    if (options_.hubs) result.hubs_seconds = find_hubs();
   }
 
  private:
@@ -197,6 +199,21 @@ class builder {
     return meter.finish();
   }
 
+  // Last, on the final lists: each vertex's neighbour of highest degree.
+  double find_hubs() {
+    progress_meter meter("finding hubs", vertex_count_, options_.progress);
+    std::span<Id> hubs;
+    if constexpr (sizeof(Id) == 8) {
+      hubs = out_.hubs64();
+    } else {
+      hubs = out_.hubs32();
+    }
+    const std::uint64_t m = out_.header().edge_count;
+    fill_hubs(offsets_, std::span<const Id>(neighbors_.data(), m), hubs, threads_);
+    meter.add(vertex_count_);
+    return meter.finish();
+  }
+
   const Generator& generator_;
   const generate_options& options_;
   bcsr_writer& out_;
@@ -248,7 +265,8 @@ generate_result generate_graph(const std::filesystem::path& path, const generate
   result.generated_edges = options.degree << options.scale;
   bcsr_writer out(path, {.vertex_count = result.vertex_count,
                          .edge_count = 2 * result.generated_edges,
-                         .id_bytes = options.id_bytes});
+                         .id_bytes = options.id_bytes,
+                         .hubs = options.hubs});
   try {
     if (options.kind == graph_kind::kron) {
       build_with(kron_generator(options.scale, options.seed), options, out, result.threads, result);

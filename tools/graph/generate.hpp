@@ -28,6 +28,7 @@ struct generate_options {
   unsigned threads = 0;        ///< 0: every hardware thread
   bool dedup = false;          ///< drop duplicate edges and self loops
   std::uint32_t id_bytes = 8;  ///< 4 allowed up to scale 32
+  bool hubs = true;            ///< write the hubs section (bcsr_flags::hubs)
   bool progress = false;       ///< report progress on stderr
 };
 
@@ -42,6 +43,7 @@ struct generate_result {
   double scatter_seconds = 0;
   double sort_seconds = 0;
   double compact_seconds = 0;
+  double hubs_seconds = 0;
   double total_seconds = 0;
 };
 

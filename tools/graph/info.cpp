@@ -10,6 +10,7 @@
 #include <bam/error.hpp>
 
 #include "graph/bcsr_checks.hpp"
+#include "graph/hubs.hpp"
 #include "graph/mapped_file.hpp"
 #include "graph/parallel.hpp"
 
@@ -51,6 +52,7 @@ struct partial_summary {
   std::uint64_t first_self_loop = no_vertex;  ///< smallest vertex with a self loop
   std::uint64_t first_unsorted = no_vertex;   ///< smallest vertex whose list descends
   std::uint64_t first_repeat = no_vertex;     ///< smallest vertex with a neighbour twice in a row
+  std::uint64_t first_bad_hub = no_vertex;    ///< smallest vertex whose stored hub is not hub_of
   std::uint64_t forward_a = 0;                ///< sums of the pair hashes of (u, v) ...
   std::uint64_t forward_b = 0;
   std::uint64_t reverse_a = 0;  ///< ... and of (v, u), wrapping
@@ -67,6 +69,7 @@ struct partial_summary {
     first_self_loop = std::min(first_self_loop, other.first_self_loop);
     first_unsorted = std::min(first_unsorted, other.first_unsorted);
     first_repeat = std::min(first_repeat, other.first_repeat);
+    first_bad_hub = std::min(first_bad_hub, other.first_bad_hub);
     forward_a += other.forward_a;
     forward_b += other.forward_b;
     reverse_a += other.reverse_a;
@@ -84,6 +87,10 @@ struct bcsr_view {
   }
   [[nodiscard]] std::uint64_t neighbor(std::uint64_t e) const {
     const std::uint64_t at = h.neighbors.offset + e * h.id_bytes;
+    return h.id_bytes == 8 ? file.load<std::uint64_t>(at) : file.load<std::uint32_t>(at);
+  }
+  [[nodiscard]] std::uint64_t hub(std::uint64_t v) const {
+    const std::uint64_t at = h.hubs.offset + v * h.id_bytes;
     return h.id_bytes == 8 ? file.load<std::uint64_t>(at) : file.load<std::uint32_t>(at);
   }
 };
@@ -206,6 +213,13 @@ graph_summary summarize_graph(const std::filesystem::path& path, unsigned thread
               std::atomic_ref<std::uint8_t>(has_in_edge[v]).store(1, std::memory_order_relaxed);
             }
           }
+          // After the walk above checked every neighbour id is below n.
+          if (h.has_hubs() && part.first_bad_hub == no_vertex &&
+              g.hub(u) != hub_of(
+                              u, [&](std::uint64_t v) { return g.offset(v); },
+                              [&](std::uint64_t e) { return g.neighbor(e); })) {
+            part.first_bad_hub = u;
+          }
         }
         const std::lock_guard lock(total_mutex);
         total.merge(part);
@@ -237,6 +251,16 @@ graph_summary summarize_graph(const std::filesystem::path& path, unsigned thread
   if (h.simple() && s.lists_sorted && total.first_repeat != no_vertex) {
     throw broken("simple", "the list of vertex " + std::to_string(total.first_repeat) +
                                " holds a neighbour twice");
+  }
+
+  if (total.first_bad_hub != no_vertex) {
+    const std::uint64_t u = total.first_bad_hub;
+    throw broken("hubs", "the hub stored for vertex " + std::to_string(u) + " is " +
+                             std::to_string(g.hub(u)) + ", not its neighbour of highest degree (" +
+                             std::to_string(hub_of(
+                                 u, [&](std::uint64_t v) { return g.offset(v); },
+                                 [&](std::uint64_t e) { return g.neighbor(e); })) +
+                             ")");
   }
 
   for (std::uint64_t v = 0; v < n; ++v) {

@@ -8,6 +8,7 @@
 ///     offsets section    n+1 u64: vertex v's neighbours are [offsets[v], offsets[v+1])
 ///     neighbors section  m vertex ids, id_bytes (8 or 4) each
 ///     weights section    m f32 (only when the weighted flag is set)
+///     hubs section       n vertex ids, id_bytes each (only when the hubs flag is set)
 ///
 /// Every section starts at a multiple of `section_alignment` (65536), so for any cache line
 /// size up to 64 KiB a line aligned to the file's byte addresses never splits an element, and
@@ -42,7 +43,12 @@ inline constexpr std::uint32_t weighted = 1u << 1;
 inline constexpr std::uint32_t sorted = 1u << 2;
 /// No self loops and no duplicate edges.
 inline constexpr std::uint32_t simple = 1u << 3;
-inline constexpr std::uint32_t all = symmetric | weighted | sorted | simple;
+/// A hubs section follows the others: per vertex, its neighbour of highest out-degree (the
+/// smallest such id), or the vertex itself when its list is empty. A bottom-up BFS step looks
+/// there first (on a power-law graph the hub is usually a parent) and reads the list only when
+/// it is not.
+inline constexpr std::uint32_t hubs = 1u << 4;
+inline constexpr std::uint32_t all = symmetric | weighted | sorted | simple | hubs;
 }  // namespace bcsr_flags
 
 /// Where one section lies in the file.
@@ -65,12 +71,14 @@ struct bcsr_header {
   bcsr_section offsets;                   ///< (n+1) x u64
   bcsr_section neighbors;                 ///< m x id_bytes
   bcsr_section weights;                   ///< m x f32, or {0, 0} when unweighted
-  std::array<std::uint8_t, 32> reserved;  ///< zero
+  bcsr_section hubs;                      ///< n x id_bytes, or {0, 0} without the hubs flag
+  std::array<std::uint8_t, 16> reserved;  ///< zero
 
   [[nodiscard]] bool symmetric() const { return (flags & bcsr_flags::symmetric) != 0; }
   [[nodiscard]] bool weighted() const { return (flags & bcsr_flags::weighted) != 0; }
   [[nodiscard]] bool sorted() const { return (flags & bcsr_flags::sorted) != 0; }
   [[nodiscard]] bool simple() const { return (flags & bcsr_flags::simple) != 0; }
+  [[nodiscard]] bool has_hubs() const { return (flags & bcsr_flags::hubs) != 0; }
 };
 
 // The apps and docs/graph-format.md rely on these byte positions.
@@ -88,7 +96,8 @@ static_assert(offsetof(bcsr_header, section_alignment) == 44);
 static_assert(offsetof(bcsr_header, offsets) == 48);
 static_assert(offsetof(bcsr_header, neighbors) == 64);
 static_assert(offsetof(bcsr_header, weights) == 80);
-static_assert(offsetof(bcsr_header, reserved) == 96);
+static_assert(offsetof(bcsr_header, hubs) == 96);
+static_assert(offsetof(bcsr_header, reserved) == 112);
 static_assert(sizeof(bcsr_header) <= bcsr_header_bytes);
 
 /// What a graph file holds, before its layout is known.
@@ -97,10 +106,12 @@ struct bcsr_shape {
   std::uint64_t edge_count = 0;
   std::uint32_t id_bytes = 8;  ///< 8, or 4 when every id fits in 32 bits
   bool weighted = false;
+  bool hubs = false;  ///< a hubs section (bcsr_flags::hubs)
 };
 
 /// The header a writer stores for `shape`: sections in the order offsets, neighbours, weights,
-/// each at the next multiple of 64 KiB. Flags other than `weighted` are left clear. Throws
+/// hubs, each at the next multiple of 64 KiB. Flags other than `weighted` and `hubs` are left
+/// clear. Throws
 /// bam::input_error when the shape cannot be stored (id width, counts too large).
 [[nodiscard]] bcsr_header make_bcsr_header(const bcsr_shape& shape);
 
@@ -120,5 +131,11 @@ void validate_header(const bcsr_header& header, std::uint64_t file_bytes, const 
 /// Reads the n+1 vertex offsets of `path`, checking they never decrease. Throws
 /// bam::input_error naming the file and the byte offset of the first bad value.
 [[nodiscard]] std::vector<std::uint64_t> load_offsets(const std::filesystem::path& path);
+
+/// Reads the hubs section of `path` (empty when the file has none), widened to u64, checking
+/// that every id is below n. Throws bam::input_error naming the file and the first bad entry.
+/// Whether each hub is in its vertex's list is checked by `bam graph check`, which reads the
+/// lists; a reader trusts it as it trusts the lists.
+[[nodiscard]] std::vector<std::uint64_t> load_hubs(const std::filesystem::path& path);
 
 }  // namespace bam::graph

@@ -38,9 +38,13 @@ class bcsr_writer {
   [[nodiscard]] std::span<std::uint32_t> neighbors32();
   /// The weights (empty when unweighted).
   [[nodiscard]] std::span<float> weights();
+  /// The hubs (bcsr_flags::hubs; the shape asked for them): the one matching header().id_bytes.
+  /// Fill them last, after shrink_edges (fill_hubs, tools/graph/hubs.hpp).
+  [[nodiscard]] std::span<std::uint64_t> hubs64();
+  [[nodiscard]] std::span<std::uint32_t> hubs32();
 
   /// Keeps only the first `edge_count` edges (after duplicates were removed in place): the
-  /// header shrinks, a weights section moves down, the file is cut at commit().
+  /// header shrinks, the weights and hubs sections move down, the file is cut at commit().
   void shrink_edges(std::uint64_t edge_count);
 
   /// Sets flag bits (symmetric, sorted, simple) to store in the header.
