@@ -8,11 +8,13 @@
 #include <iostream>
 #include <numeric>
 #include <random>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include <bam/error.hpp>
+#include <bam/graph/bcsr.hpp>
 
 #include "apps/graph_cpu/bfs.hpp"
 #include "apps/graph_cpu/cc.hpp"
@@ -81,8 +83,8 @@ std::vector<std::uint64_t> pick_sources(gc::csr_view<Id> g, unsigned count, std:
 }
 
 template <class Id>
-app_figures bench_bfs(gc::csr_view<Id> g, bool symmetric, const graph_cpu_bench_options& o,
-                      tools::json_writer& j) {
+app_figures bench_bfs(gc::csr_view<Id> g, bool symmetric, std::span<const std::uint64_t> hubs,
+                      const graph_cpu_bench_options& o, tools::json_writer& j) {
   app_figures f;
   f.app = "bfs";
   const std::vector<std::uint64_t> sources = pick_sources(g, o.sources, o.seed);
@@ -90,12 +92,15 @@ app_figures bench_bfs(gc::csr_view<Id> g, bool symmetric, const graph_cpu_bench_
   std::vector<std::uint64_t> traversed(sources.size(), 0);
   j.key("bfs").begin_object().field("direction_optimizing", symmetric);
   j.field("alpha", gc::bfs_options{}.alpha).field("beta", gc::bfs_options{}.beta);
+  j.field("hubs", symmetric && !hubs.empty());
   j.key("runs").begin_array();
   for (unsigned trial = 0; trial < o.trials; ++trial) {
     for (std::size_t i = 0; i < sources.size(); ++i) {
       const auto start = steady::now();
       const gc::bfs_result r =
-          gc::bfs(g, {.source = sources[i], .direction_optimizing = symmetric});
+          gc::bfs(g, {.source = sources[i],
+                      .direction_optimizing = symmetric,
+                      .hubs = symmetric ? hubs : std::span<const std::uint64_t>{}});
       f.seconds.push_back(seconds_since(start));
       if (trial == 0) {
         reached[i] = r.reached;
@@ -197,7 +202,7 @@ std::string command_line(const graph_cpu_bench_options& o, unsigned threads) {
   return "bam bench graph-cpu --graph " + o.graph + " --app " + o.app + " --threads " +
          std::to_string(threads) + " --sources " + std::to_string(o.sources) + " --seed " +
          std::to_string(o.seed) + " --trials " + std::to_string(o.trials) + " --iterations " +
-         std::to_string(o.iterations);
+         std::to_string(o.iterations) + (o.hubs ? " --hubs on" : "");
 }
 
 }  // namespace
@@ -222,6 +227,15 @@ void run_graph_cpu_bench(const graph_cpu_bench_options& o) {
     std::cout << "bfs: the graph is directed, so BFS runs top-down only (bottom-up steps need "
                  "in-edges)\n";
   }
+  // Loaded apart from the graph, untimed, as bam bfs loads them beside the offsets.
+  std::vector<std::uint64_t> hubs;
+  if (o.hubs) {
+    if (!graph.header.has_hubs()) {
+      throw input_error("bench graph-cpu: --hubs on, but " + o.graph +
+                        " has no hubs section (bam graph gen and convert write one)");
+    }
+    hubs = graph::load_hubs(o.graph);
+  }
 
   tools::json_writer j;
   j.begin_object().field("benchmark", "graph-cpu").field("command", command_line(o, threads));
@@ -240,7 +254,7 @@ void run_graph_cpu_bench(const graph_cpu_bench_options& o) {
   std::visit(
       [&](const auto& edges) {
         const auto g = edges.view();
-        if (o.app == "bfs" || o.app == "all") figures.push_back(bench_bfs(g, symmetric, o, j));
+        if (o.app == "bfs" || o.app == "all") figures.push_back(bench_bfs(g, symmetric, hubs, o, j));
         if (o.app == "cc" || o.app == "all") figures.push_back(bench_cc(g, symmetric, o, j));
         if (o.app == "pagerank" || o.app == "all") {
           figures.push_back(bench_pagerank(g, symmetric, o, j));

@@ -26,6 +26,7 @@ struct graph_cpu_bench_options {
   std::uint64_t seed = 27491095;  ///< picks the BFS sources and CC's samples
   unsigned trials = 3;            ///< timed runs per app (BFS: per source)
   unsigned iterations = 20;       ///< PageRank iterations (bam pagerank's default)
+  bool hubs = false;  ///< BFS tests each vertex's hub first (the file's hubs section; not GAP's)
   std::string json;               ///< where to write JSON ("" = nowhere)
 };
 

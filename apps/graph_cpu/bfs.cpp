@@ -84,7 +84,8 @@ std::uint64_t top_down_step(csr_view<Id> g, std::int32_t* depths, std::int32_t n
 /// is shared. Returns the vertices found.
 template <class Id>
 std::uint64_t bottom_up_step(csr_view<Id> g, std::int32_t* depths, std::int32_t next_depth,
-                             const std::uint64_t* front, std::uint64_t* next) {
+                             const std::uint64_t* front, std::uint64_t* next,
+                             std::span<const std::uint64_t> hubs) {
   const std::uint64_t n = g.vertex_count();
   const auto words = static_cast<std::int64_t>((n + word_bits - 1) / word_bits);
   std::uint64_t awake = 0;
@@ -95,6 +96,16 @@ std::uint64_t bottom_up_step(csr_view<Id> g, std::int32_t* depths, std::int32_t 
     std::uint64_t bits = 0;
     for (std::uint64_t v = begin; v < end; ++v) {
       if (depths[v] != unreached) continue;
+      if (!hubs.empty()) {
+        // The hub first; a list of one entry is the hub alone.
+        if (test_bit(front, hubs[v])) {
+          depths[v] = next_depth;
+          bits |= std::uint64_t{1} << (v - begin);
+          ++awake;
+          continue;
+        }
+        if (g.degree(v) < 2) continue;
+      }
       for (const Id u : g.neighbours_of(v)) {
         if (test_bit(front, u)) {
           depths[v] = next_depth;
@@ -156,6 +167,10 @@ bfs_result bfs(csr_view<Id> g, const bfs_options& options) {
     throw input_error("bfs: source vertex " + std::to_string(options.source) +
                       " is not below the vertex count " + std::to_string(n));
   }
+  if (!options.hubs.empty() && options.hubs.size() != n) {
+    throw input_error("bfs: " + std::to_string(options.hubs.size()) + " hubs for " +
+                      std::to_string(n) + " vertices");
+  }
   bfs_result r;
   r.depths = host_buffer<std::int32_t>(n);
   std::int32_t* depths = r.depths.data();
@@ -189,7 +204,7 @@ bfs_result bfs(csr_view<Id> g, const bfs_options& options) {
       std::uint64_t previous = 0;
       do {
         previous = awake;
-        awake = bottom_up_step(g, depths, ++depth, front.data(), next.data());
+        awake = bottom_up_step(g, depths, ++depth, front.data(), next.data(), options.hubs);
         ++r.bottom_up_steps;
         r.reached += awake;
         std::swap(front, next);

@@ -14,6 +14,7 @@
 ///     graph_cpu::bfs_result r = graph_cpu::bfs(g.view(), {.source = s});
 
 #include <cstdint>
+#include <span>
 
 #include "apps/graph_cpu/graph.hpp"
 
@@ -27,6 +28,10 @@ struct bfs_options {
   double alpha = 15;
   /// Go back top-down once the frontier holds fewer than n / beta vertices and shrinks.
   double beta = 18;
+  /// Each vertex's highest-degree neighbour (the graph file's hubs section), or empty:
+  /// bottom-up steps test it before the list and skip a list of one entry, as bam bfs does.
+  /// Not GAP's algorithm, so off unless asked for (`bam bench graph-cpu --hubs on`).
+  std::span<const std::uint64_t> hubs = {};
 };
 
 struct bfs_result {

@@ -85,6 +85,30 @@ TEST(GraphCpuBfs, BottomUpStepsAloneGiveTheSameDepthsOnSymmetricGraphs) {
   }
 }
 
+TEST(GraphCpuBfs, HubsGiveTheSameDepthsAsEveryStepBottomUpOrNot) {
+  temp_dir dir;
+  for (const auto& path : graph_cpu_test_graphs(dir.path())) {
+    SCOPED_TRACE(path.string());
+    const graph::csr reference = graph::read_csr(path);
+    // The file's own hubs where it has them, else each vertex's last neighbour (any neighbour
+    // will do).
+    std::vector<std::uint64_t> hubs = graph::load_hubs(path);
+    if (hubs.empty()) {
+      hubs.resize(reference.vertex_count());
+      for (std::uint64_t v = 0; v < hubs.size(); ++v) {
+        hubs[v] = reference.degree(v) == 0 ? v : reference.neighbors[reference.offsets[v + 1] - 1];
+      }
+    }
+    with_loaded(path, [&](auto g, bool symmetric) {
+      if (!symmetric) return;
+      for (const std::uint64_t s : some_sources(g.vertex_count())) {
+        expect_reference_depths(g, reference, {.source = s, .hubs = hubs});
+        expect_reference_depths(g, reference, {.source = s, .alpha = 1e30, .hubs = hubs});
+      }
+    });
+  }
+}
+
 TEST(GraphCpuBfs, TopDownOnlyGivesTheSameDepthsOnAPowerLawGraph) {
   temp_dir dir;
   const auto path = make_generated(dir.path(), graph::graph_kind::kron, 12, 16, 2, 8);

@@ -1,5 +1,6 @@
 // `bam bench ...`: benchmark programs. Each prints a table and, with --json, writes its figures.
 
+#include <map>
 #include <memory>
 
 #include "bam/commands.hpp"
@@ -269,6 +270,11 @@ void add_graph_cpu_bench(CLI::App& bench) {
   c->add_option("--iterations", o->iterations, "PageRank iterations (as bam pagerank's default)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  c->add_option("--hubs", o->hubs,
+                "on: bottom-up BFS steps test each vertex's highest-degree neighbour (the file's "
+                "hubs section) before its list, as bam bfs does; off: GAP's algorithm")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, bool>{{"on", true}, {"off", false}}))
+      ->default_str("off");
   add_json_option(*c, o->json);
   c->callback([o] { bench::run_graph_cpu_bench(*o); });
 }
