@@ -77,6 +77,26 @@ if "$bam" bfs --graph g.bcsr --early-claims maybe >/dev/null 2>&1; then
   fail "bfs took an unknown --early-claims"
 fi
 
+# --hubs: gen wrote a hubs section, so the default (auto) uses it; off reads lists only. The
+# same depths; with hubs some vertices are found without their lists and fewer lines load.
+"$bam" bfs --graph g.bcsr --hubs off --depths-out nh.txt --json nh.json >/dev/null 2>&1
+cmp do.txt nh.txt || fail "bfs depths differ with hubs off"
+[ "$(field do.json hubs)" = True ] || fail "bfs JSON does not say hubs were used"
+[ "$(field nh.json hubs)" = False ] || fail "bfs JSON does not say hubs were off"
+[ "$(field do.json hub_found)" -gt 0 ] || fail "no vertex was found by its hub"
+python3 - do.json nh.json <<'PY' || fail "hubs loaded no fewer lines"
+import json, sys
+on, off = (json.load(open(p))["cache"]["loads"] for p in sys.argv[1:])
+sys.exit(0 if on < off else 1)
+PY
+"$bam" graph gen --kind kron --scale 10 --degree 8 --no-hubs --out nohubs.bcsr >/dev/null 2>&1
+"$bam" bfs --graph nohubs.bcsr --json auto.json >/dev/null 2>&1
+[ "$(field auto.json hubs)" = False ] || fail "bfs used hubs a file does not have"
+if "$bam" bfs --graph nohubs.bcsr --hubs on >hubs-on.log 2>&1; then
+  fail "bfs --hubs on ran on a file without hubs"
+fi
+grep -q "no hubs section" hubs-on.log || fail "bfs --hubs on without hubs gave no clear error"
+
 "$bam" cc --graph g.bcsr --labels-out af.txt --json af.json >/dev/null 2>&1
 "$bam" cc --graph g.bcsr --algorithm union-find --labels-out uf.txt --json uf.json >/dev/null 2>&1
 cmp af.txt uf.txt || fail "cc labels differ between afforest and union-find"

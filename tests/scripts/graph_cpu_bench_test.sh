@@ -52,6 +52,16 @@ assert abs(bench["pagerank"]["rank_sum"] - 1) < 1e-9, bench["pagerank"]["rank_su
 assert abs(bench["pagerank"]["last_change"] - pr["last_change"]) <= 1e-9 * pr["last_change"] + 1e-15
 PY
 
+# --hubs on: the same vertices reached from the same sources, and the JSON says so.
+"$bam" bench graph-cpu --graph g.bcsr --app bfs --threads 3 --sources 4 --trials 1 --hubs on \
+  --json hubs.json > hubs.txt 2>&1 || fail "bench --hubs on failed: $(cat hubs.txt)"
+"$python" - bench.json hubs.json <<'PY' || fail "--hubs on JSON check failed"
+import json, sys
+plain, hubs = (json.load(open(p))["bfs"] for p in sys.argv[1:])
+assert plain["hubs"] is False and hubs["hubs"] is True
+assert hubs["sources"] == plain["sources"] and hubs["reached"] == plain["reached"]
+PY
+
 # A directed graph: BFS top-down only, PageRank over the transpose, both said.
 printf '0 1\n1 2\n2 0\n3 4\n5 5\n' > d.el
 "$bam" graph convert --in d.el --out d.bcsr >/dev/null 2>&1
