@@ -254,7 +254,8 @@ void run_graph_cpu_bench(const graph_cpu_bench_options& o) {
   std::visit(
       [&](const auto& edges) {
         const auto g = edges.view();
-        if (o.app == "bfs" || o.app == "all") figures.push_back(bench_bfs(g, symmetric, hubs, o, j));
+        if (o.app == "bfs" || o.app == "all")
+          figures.push_back(bench_bfs(g, symmetric, hubs, o, j));
         if (o.app == "cc" || o.app == "all") figures.push_back(bench_cc(g, symmetric, o, j));
         if (o.app == "pagerank" || o.app == "all") {
           figures.push_back(bench_pagerank(g, symmetric, o, j));

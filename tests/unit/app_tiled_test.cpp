@@ -94,7 +94,9 @@ void expect_all_apps_match(const std::filesystem::path& path, const storage_shap
       // A list cut over partitions is read a piece per launch, up to the same entry; one in a
       // partition of its own may be claimed early (a cut one never is).
       EXPECT_LE(b.bfs.edges_read, reference_bottom_up_reads(g, depths));
-      if (!b.bfs.hubs) EXPECT_GE(b.bfs.edges_read, reference_bottom_up_reads(g, depths, true));
+      if (!b.bfs.hubs) {
+        EXPECT_GE(b.bfs.edges_read, reference_bottom_up_reads(g, depths, true));
+      }
     }
   }
 

@@ -273,7 +273,8 @@ void add_graph_cpu_bench(CLI::App& bench) {
   c->add_option("--hubs", o->hubs,
                 "on: bottom-up BFS steps test each vertex's highest-degree neighbour (the file's "
                 "hubs section) before its list, as bam bfs does; off: GAP's algorithm")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, bool>{{"on", true}, {"off", false}}))
+      ->transform(
+          CLI::CheckedTransformer(std::map<std::string, bool>{{"on", true}, {"off", false}}))
       ->default_str("off");
   add_json_option(*c, o->json);
   c->callback([o] { bench::run_graph_cpu_bench(*o); });
