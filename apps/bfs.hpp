@@ -30,6 +30,10 @@
 ///   frontier's lists hold more than 1/alpha of the edges not yet explored, top-down again once
 ///   the frontier shrinks below n/beta vertices.
 ///
+/// With hubs (bfs_options::hubs, the graph file's hubs section: each vertex's highest-degree
+/// neighbour) a bottom-up step looks a vertex's hub up before its list, and reads the list only
+/// when the hub is not on the frontier; on a power-law graph that leaves few lists to load.
+///
 /// A directed graph has no in-lists to search, so there BFS runs top-down and the result says
 /// it fell back.
 ///
