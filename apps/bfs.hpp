@@ -277,12 +277,11 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
     exec.launch(exec.shape_for(n),
                 bfs_hub_probe_kernel{offsets_d.data(), depths.data(), hubs.data(), n, level, units,
                                      probe_marks.data(), counters.data()});
-    std::uint64_t probed[bfs_counter::count];
-    exec.download(counters, 0, std::span<std::uint64_t>(probed));
-    const std::uint64_t at_least = probed[bfs_counter::probe_units];
-    // The counters hold the level's presets (early claims); only the probe's slot changes.
-    probed[bfs_counter::probe_units] = 0;
-    exec.upload(counters, 0, std::span<const std::uint64_t>(probed));
+    // Only the probe's slot: the others hold the level's presets (early claims).
+    std::uint64_t at_least = 0;
+    exec.download(counters, bfs_counter::probe_units, std::span<std::uint64_t>(&at_least, 1));
+    const std::uint64_t zero = 0;
+    exec.upload(counters, bfs_counter::probe_units, std::span<const std::uint64_t>(&zero, 1));
     return at_least;
   };
   std::optional<cache_stats> stats_at = stats_before;

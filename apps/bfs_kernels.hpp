@@ -38,6 +38,16 @@ inline constexpr unsigned probe_units = 13;  ///< bfs_hub_probe_kernel: units ho
 inline constexpr unsigned count = 14;
 }  // namespace bfs_counter
 
+/// Sets `unit`'s bit in `bitmap`; 1 if this call set it, 0 if it was set already. relaxed: a
+/// filter that saves most read-modify-writes on a unit already marked, and a mark whose count
+/// the host reads after the launch.
+BAM_HD inline std::uint64_t mark_unit(std::uint32_t* bitmap, std::uint64_t unit) {
+  const std::uint32_t bit = 1u << (unit % 32);
+  atomic_ref<std::uint32_t> word(bitmap[unit / 32]);
+  if ((word.load(order::relaxed) & bit) != 0) return 0;
+  return (word.fetch_or(bit, order::relaxed) & bit) != 0 ? 0 : 1;
+}
+
 /// What the line rule counts as vertices are claimed (bfs.hpp): the units (cache lines) the
 /// next level would load top-down (those spanned by the new frontier's lists) and bottom-up
 /// (those holding the first entry of an unreached vertex's list). A unit strictly inside one
@@ -75,8 +85,8 @@ struct bfs_units {
     // relaxed: a count the host and later launches read after this launch has finished.
     const bool emptied =
         atomic_ref<std::uint32_t>(unreached_starts[first]).fetch_sub(1, order::relaxed) == 1;
-    std::uint64_t ends = mark_end(bitmap, first);
-    if (last != first) ends += mark_end(bitmap, last);
+    std::uint64_t ends = mark_unit(bitmap, first);
+    if (last != first) ends += mark_unit(bitmap, last);
     return pack(emptied ? 1 : 0, ends, last > first + 1 ? last - first - 1 : 0);
   }
 
@@ -100,16 +110,6 @@ struct bfs_units {
           counters[early ? bfs_counter::early_inner_units : bfs_counter::next_inner_units])
           .fetch_add(inner, order::relaxed);
     }
-  }
-
- private:
-  /// Marks `unit` in `bitmap`; 1 if this call set its bit.
-  BAM_HD static std::uint64_t mark_end(std::uint32_t* bitmap, std::uint64_t unit) {
-    const std::uint32_t bit = 1u << (unit % 32);
-    atomic_ref<std::uint32_t> word(bitmap[unit / 32]);
-    // relaxed: a filter that saves most read-modify-writes on a unit already marked.
-    if ((word.load(order::relaxed) & bit) != 0) return 0;
-    return (word.fetch_or(bit, order::relaxed) & bit) != 0 ? 0 : 1;
   }
 };
 
@@ -159,12 +159,7 @@ struct bfs_hub_probe_kernel {
       // A list of one entry is its hub alone: nothing more to read.
       if (v < n && depths[v] == unreached && offsets[v] + 1 < offsets[v + 1] &&
           !(hubs[v] < n && depths[hubs[v]] == level)) {
-        const std::uint64_t unit = units.of(offsets[v]);
-        const std::uint32_t bit = 1u << (unit % 32);
-        atomic_ref<std::uint32_t> word(marks[unit / 32]);
-        // relaxed: a filter and a mark whose count the host reads after the launch.
-        marked = (word.load(order::relaxed) & bit) == 0 &&
-                 (word.fetch_or(bit, order::relaxed) & bit) == 0;
+        marked = mark_unit(marks, units.of(offsets[v])) != 0;
       }
       const std::uint32_t newly = warp::ballot(lanes, marked);
       if (newly != 0 && w.lane == warp::lowest_lane(newly)) {

@@ -96,23 +96,20 @@ std::uint64_t bottom_up_step(csr_view<Id> g, std::int32_t* depths, std::int32_t 
     std::uint64_t bits = 0;
     for (std::uint64_t v = begin; v < end; ++v) {
       if (depths[v] != unreached) continue;
-      if (!hubs.empty()) {
-        // The hub first; a list of one entry is the hub alone.
-        if (test_bit(front, hubs[v])) {
-          depths[v] = next_depth;
-          bits |= std::uint64_t{1} << (v - begin);
-          ++awake;
-          continue;
+      // The hub first; a list of one entry is the hub alone.
+      bool found = !hubs.empty() && test_bit(front, hubs[v]);
+      if (!found && (hubs.empty() || g.degree(v) > 1)) {
+        for (const Id u : g.neighbours_of(v)) {
+          if (test_bit(front, u)) {
+            found = true;
+            break;
+          }
         }
-        if (g.degree(v) < 2) continue;
       }
-      for (const Id u : g.neighbours_of(v)) {
-        if (test_bit(front, u)) {
-          depths[v] = next_depth;
-          bits |= std::uint64_t{1} << (v - begin);
-          ++awake;
-          break;
-        }
+      if (found) {
+        depths[v] = next_depth;
+        bits |= std::uint64_t{1} << (v - begin);
+        ++awake;
       }
     }
     next[w] = bits;

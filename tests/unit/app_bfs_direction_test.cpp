@@ -16,15 +16,6 @@
 namespace bam::apps::testing {
 namespace {
 
-app_outcome run_bfs_as(const std::filesystem::path& path, std::uint64_t source,
-                       const bfs_variant& variant, const storage_shape& shape = {}) {
-  app_request r;
-  r.app = app_request::kind::bfs;
-  r.source = source;
-  variant.apply(r);
-  return run_app(path, shape, r);
-}
-
 TEST(AppBfsDirection, ReadsFewerEntriesThanTopDownOnAKroneckerGraph) {
   temp_dir dir;
   const auto path = make_generated(dir.path(), graph::graph_kind::kron, 12, 16, 2, 4);

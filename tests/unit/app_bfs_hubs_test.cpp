@@ -20,18 +20,6 @@
 namespace bam::apps::testing {
 namespace {
 
-app_outcome run_bfs_as(const std::filesystem::path& path, std::uint64_t source,
-                       const bfs_variant& variant, const storage_shape& shape = {},
-                       std::span<const std::uint64_t> table = {}) {
-  app_request r;
-  r.app = app_request::kind::bfs;
-  r.source = source;
-  variant.apply(r);
-  r.bfs_hub_table = table;
-  if (!table.empty()) r.bfs_hubs = true;
-  return run_app(path, shape, r);
-}
-
 // Entries every-level-bottom-up BFS with hubs and without early claims reads on a CPU thread,
 // from the true depths: at level d, each vertex not reached before it, with more than one
 // entry, whose hub is not at d - 1, reads its list up to its first neighbour at d - 1, or all.

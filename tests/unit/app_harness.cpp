@@ -259,4 +259,16 @@ app_outcome run_app(const std::filesystem::path& bcsr, const storage_shape& shap
   return out;
 }
 
+app_outcome run_bfs_as(const std::filesystem::path& bcsr, std::uint64_t source,
+                       const bfs_variant& variant, const storage_shape& shape,
+                       std::span<const std::uint64_t> hub_table) {
+  app_request r;
+  r.app = app_request::kind::bfs;
+  r.source = source;
+  variant.apply(r);
+  r.bfs_hub_table = hub_table;
+  if (!hub_table.empty()) r.bfs_hubs = true;
+  return run_app(bcsr, shape, r);
+}
+
 }  // namespace bam::apps::testing

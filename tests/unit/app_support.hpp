@@ -252,4 +252,10 @@ struct app_outcome {
 app_outcome run_app(const std::filesystem::path& bcsr, const storage_shape& shape,
                     const app_request& request);
 
+/// BFS from `source` as `variant` runs it; a non-empty `hub_table` is looked up as the hubs
+/// (app_request::bfs_hub_table).
+app_outcome run_bfs_as(const std::filesystem::path& bcsr, std::uint64_t source,
+                       const bfs_variant& variant, const storage_shape& shape = {},
+                       std::span<const std::uint64_t> hub_table = {});
+
 }  // namespace bam::apps::testing

@@ -660,9 +660,11 @@ void run_bfs_command(const app_options& o) {
                       " has no hubs section (bam graph gen and convert write one unless "
                       "--no-hubs; make the file again, or use --hubs auto)");
   }
-  // Each vertex's highest-degree neighbour, kept in memory beside the offsets.
+  // Each vertex's highest-degree neighbour, kept in memory beside the offsets; read only where
+  // bottom-up steps can run (run_bfs leaves hubs unread on a directed graph and top-down).
+  const bool hubs_used = o.hubs != "off" && o.bfs_algorithm != "top-down" && s->graph.symmetric();
   const std::vector<std::uint64_t> hubs =
-      o.hubs != "off" ? graph::load_hubs(s->graph.path) : std::vector<std::uint64_t>{};
+      hubs_used ? graph::load_hubs(s->graph.path) : std::vector<std::uint64_t>{};
   auto [r, io] = run_on_edges(o, *s, [&](auto& exec, const auto& edges) {
     return apps::run_bfs(
         exec, s->graph.offset_span(), edges,

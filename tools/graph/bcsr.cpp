@@ -61,6 +61,11 @@ void check_section(const std::string& name, const char* section, const bcsr_sect
   }
 }
 
+// The end of the last section before the hubs section (neighbours, or weights when weighted).
+std::uint64_t end_before_hubs(const bcsr_header& h) {
+  return h.weighted() ? h.weights.offset + h.weights.bytes : h.neighbors.offset + h.neighbors.bytes;
+}
+
 }  // namespace
 
 bcsr_header make_bcsr_header(const bcsr_shape& shape) {
@@ -95,9 +100,8 @@ bcsr_header make_bcsr_header(const bcsr_shape& shape) {
   }
   if (shape.hubs) {
     h.flags |= bcsr_flags::hubs;
-    const std::uint64_t end = shape.weighted ? h.weights.offset + h.weights.bytes
-                                             : h.neighbors.offset + h.neighbors.bytes;
-    h.hubs = {align_up(end, bcsr_section_alignment), shape.vertex_count * shape.id_bytes};
+    h.hubs = {align_up(end_before_hubs(h), bcsr_section_alignment),
+              shape.vertex_count * shape.id_bytes};
   }
   return h;
 }
@@ -153,9 +157,8 @@ void validate_header(const bcsr_header& h, std::uint64_t file_bytes, const std::
     throw bad("an unweighted graph has a weights section");
   }
   if (h.has_hubs()) {
-    const std::uint64_t end =
-        h.weighted() ? h.weights.offset + h.weights.bytes : h.neighbors.offset + h.neighbors.bytes;
-    check_section(name, "hubs", h.hubs, h.vertex_count * h.id_bytes, end, a, file_bytes);
+    check_section(name, "hubs", h.hubs, h.vertex_count * h.id_bytes, end_before_hubs(h), a,
+                  file_bytes);
   } else if (h.hubs.offset != 0 || h.hubs.bytes != 0) {
     throw bad("a hubs section without the hubs flag");
   }

@@ -111,8 +111,7 @@ struct bcsr_shape {
 
 /// The header a writer stores for `shape`: sections in the order offsets, neighbours, weights,
 /// hubs, each at the next multiple of 64 KiB. Flags other than `weighted` and `hubs` are left
-/// clear. Throws
-/// bam::input_error when the shape cannot be stored (id width, counts too large).
+/// clear. Throws bam::input_error when the shape cannot be stored (id width, counts too large).
 [[nodiscard]] bcsr_header make_bcsr_header(const bcsr_shape& shape);
 
 /// The file length a writer gives `header`: the end of the last section, rounded up to the
@@ -134,8 +133,8 @@ void validate_header(const bcsr_header& header, std::uint64_t file_bytes, const 
 
 /// Reads the hubs section of `path` (empty when the file has none), widened to u64, checking
 /// that every id is below n. Throws bam::input_error naming the file and the first bad entry.
-/// Whether each hub is in its vertex's list is checked by `bam graph check`, which reads the
-/// lists; a reader trusts it as it trusts the lists.
+/// Whether each hub is its vertex's neighbour of highest degree is checked by `bam graph info`,
+/// which reads the lists; a reader trusts it as it trusts the lists.
 [[nodiscard]] std::vector<std::uint64_t> load_hubs(const std::filesystem::path& path);
 
 }  // namespace bam::graph

@@ -39,7 +39,8 @@ class bcsr_writer {
   /// The weights (empty when unweighted).
   [[nodiscard]] std::span<float> weights();
   /// The hubs (bcsr_flags::hubs; the shape asked for them): the one matching header().id_bytes.
-  /// Fill them last, after shrink_edges (fill_hubs, tools/graph/hubs.hpp).
+  /// They depend on the final lists, so writers fill them last (fill_hubs, tools/graph/hubs.hpp);
+  /// shrink_edges moves them down with the weights all the same.
   [[nodiscard]] std::span<std::uint64_t> hubs64();
   [[nodiscard]] std::span<std::uint32_t> hubs32();
 
