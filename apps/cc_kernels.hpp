@@ -136,6 +136,10 @@ struct cc_compress_kernel {
 /// entries of its list (those of them inside the slice), the whole of what it reads. On graphs
 /// with a giant component these few links already put most vertices in it (Sutton et al., IPDPS
 /// 2018), so the finishing pass can leave its lists unread. Self loops are skipped.
+/// A warp takes runs of consecutive vertices (for_each_vertex's batches), so the short lists
+/// sharing a line are sampled by one warp one after another rather than by as many warps at
+/// once: a line is then loaded once and not again for a warp that arrives after its eviction
+/// (urand25, 4 devices, H100: 1.06x the edge array moved, warp by warp).
 template <class View>
 struct cc_sample_kernel {
   View ids;
@@ -149,14 +153,17 @@ struct cc_sample_kernel {
   BAM_HD void operator()(thread_index t) const {
     const warp_position w = warp_of(t);
     std::uint64_t read = 0;
-    for (std::uint64_t u = slice.vertex_begin + w.warp; u < slice.vertex_end; u += w.warps) {
-      const std::uint64_t begin = offsets[u];
-      const std::uint64_t end = offsets[u + 1] - begin > rounds ? begin + rounds : offsets[u + 1];
-      read += clipped_entries(slice, begin, end);
-      for_each_neighbour(ids, w, slice, begin, end, n, &counters[0], [&](std::uint64_t v) {
-        if (v != u) forest.unite(u, v);
-      });
-    }
+    for_each_vertex(
+        w, slice.vertex_begin, slice.vertex_end, true, [](std::uint64_t) { return true; },
+        [&](std::uint64_t u) {
+          const std::uint64_t begin = offsets[u];
+          const std::uint64_t end =
+              offsets[u + 1] - begin > rounds ? begin + rounds : offsets[u + 1];
+          read += clipped_entries(slice, begin, end);
+          for_each_neighbour(ids, w, slice, begin, end, n, &counters[0], [&](std::uint64_t v) {
+            if (v != u) forest.unite(u, v);
+          });
+        });
     add_entries_read(w, counters, read);
   }
 };
@@ -196,7 +203,7 @@ struct cc_mark_giant_kernel {
 /// component's vertices are not read at all. Valid on a symmetric graph only: an edge {u, v}
 /// is then stored as u -> v and v -> u, and if both ends were skipped both were in the giant
 /// component already, so the edge is inside one component anyway; otherwise the end that was
-/// not skipped united it (or sampled it).
+/// not skipped united it (or sampled it). Runs of consecutive vertices per warp, as sampling.
 template <class View>
 struct cc_finish_kernel {
   View ids;
@@ -211,16 +218,18 @@ struct cc_finish_kernel {
   BAM_HD void operator()(thread_index t) const {
     const warp_position w = warp_of(t);
     std::uint64_t read = 0;
-    for (std::uint64_t u = slice.vertex_begin + w.warp; u < slice.vertex_end; u += w.warps) {
-      if (in_giant[u] != 0) continue;
-      const std::uint64_t begin =
-          offsets[u + 1] - offsets[u] > rounds ? offsets[u] + rounds : offsets[u + 1];
-      const std::uint64_t end = offsets[u + 1];
-      read += clipped_entries(slice, begin, end);
-      for_each_neighbour(ids, w, slice, begin, end, n, &counters[0], [&](std::uint64_t v) {
-        if (v != u) forest.unite(u, v);
-      });
-    }
+    for_each_vertex(
+        w, slice.vertex_begin, slice.vertex_end, true,
+        [&](std::uint64_t u) { return in_giant[u] == 0; },
+        [&](std::uint64_t u) {
+          const std::uint64_t begin =
+              offsets[u + 1] - offsets[u] > rounds ? offsets[u] + rounds : offsets[u + 1];
+          const std::uint64_t end = offsets[u + 1];
+          read += clipped_entries(slice, begin, end);
+          for_each_neighbour(ids, w, slice, begin, end, n, &counters[0], [&](std::uint64_t v) {
+            if (v != u) forest.unite(u, v);
+          });
+        });
     add_entries_read(w, counters, read);
   }
 };

@@ -176,7 +176,7 @@ BAM_HD void for_each_neighbour(const View& ids, const warp_position& w, const ed
   for (std::uint64_t e = start + w.lane; e < end; e += w.width) {
     start_lines_ahead(ids, w, e - w.lane < begin ? begin : e - w.lane, begin, end, started_to);
     if (e < begin) continue;  // before the list: this lane sits out the warp's first step
-    id_type id;
+    id_type id{};  // set by a read that succeeds; the compiler cannot see try_read's contract
     const bool read = cursor.try_read(e, id).ok();
     // On a dense array a lane's last step drops its pin before the lane leaves the loop (and
     // waits there for the lanes with one more step, which may miss): a frame pin held through
