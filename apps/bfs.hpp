@@ -137,12 +137,13 @@ struct bfs_options {
   /// Top-down steps split a list longer than this many entries into pieces of it, a warp each
   /// over the whole grid (bfs_pieces); 0: never split.
   std::uint64_t piece_entries = bfs_pieces::default_entries;
-  /// Each vertex's neighbour of highest degree (the graph file's hubs section, n entries), or
-  /// empty: bottom-up steps look a vertex's hub up before reading its list
-  /// (bfs_bottom_up_kernel), and the line rule counts only the lists they would still read.
-  /// The depths are the same either way, and with any table that names a neighbour of each
-  /// vertex (the vertex itself only when its list is empty): a list of one entry is taken to be
-  /// its hub and is not read.
+  /// Each vertex's k neighbours of highest degree (the graph file's hubs section, n x k entries,
+  /// vertex u's at [u * k, u * k + k), 1 <= k <= 8), or empty: bottom-up steps look a vertex's
+  /// hubs up before reading its list (bfs_bottom_up_kernel), and the line rule counts only the
+  /// lists they would still read. The depths are the same either way, and with any table that
+  /// names k distinct neighbours of each vertex, or all of them when it has fewer (the vertex
+  /// itself in the places left): a list of at most k entries is taken to be its hubs and is not
+  /// read.
   std::span<const std::uint64_t> hubs = {};
 };
 
@@ -192,9 +193,10 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
   if (!(options.alpha > 0) || !(options.beta > 0)) {
     throw input_error("bfs: alpha and beta must be positive");
   }
-  if (!options.hubs.empty() && options.hubs.size() != n) {
+  const std::uint64_t hub_count = n == 0 ? 0 : options.hubs.size() / n;
+  if (!options.hubs.empty() && (hub_count * n != options.hubs.size() || hub_count > 8)) {
     throw input_error("bfs: " + std::to_string(options.hubs.size()) + " hubs for " +
-                      std::to_string(n) + " vertices");
+                      std::to_string(n) + " vertices (1 to 8 per vertex)");
   }
   auto offsets_d = upload_offsets(exec, offsets);
   auto depths = exec.template allocate<std::int32_t>(n);
@@ -221,8 +223,10 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
 
   // Hubs serve bottom-up steps only: a directed graph (top-down only) leaves them unread.
   const bool use_hubs = optimizing && options.symmetric && !options.hubs.empty();
-  auto hubs = exec.template allocate<std::uint64_t>(use_hubs ? n : 0);
+  auto hubs = exec.template allocate<std::uint64_t>(use_hubs ? options.hubs.size() : 0);
   if (use_hubs) exec.upload(hubs, 0, options.hubs);
+  const bfs_hubs hub_table{use_hubs ? hubs.data() : nullptr,
+                           static_cast<std::uint32_t>(use_hubs ? hub_count : 0)};
 
   bfs_result r;
   r.hubs = use_hubs;
@@ -275,7 +279,7 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
   auto probe_hub_units = [&](std::int32_t level) {
     fill(exec, probe_marks, 0u);
     exec.launch(exec.shape_for(n),
-                bfs_hub_probe_kernel{offsets_d.data(), depths.data(), hubs.data(), n, level, units,
+                bfs_hub_probe_kernel{offsets_d.data(), depths.data(), hub_table, n, level, units,
                                      probe_marks.data(), counters.data()});
     // Only the probe's slot: the others hold the level's presets (early claims).
     std::uint64_t at_least = 0;
@@ -352,8 +356,7 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
         const launch_shape shape =
             within(exec.shape_for(slice.vertices()), edges.max_launch_threads());
         exec.launch(shape, bfs_bottom_up_kernel<view>{view_for(shape), offsets_d.data(), slice,
-                                                      claim, n, options.vertex_batches,
-                                                      use_hubs ? hubs.data() : nullptr});
+                                                      claim, n, options.vertex_batches, hub_table});
       });
       ++r.bottom_up_levels;
       level.direction = bfs_direction::bottom_up;

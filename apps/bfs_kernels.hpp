@@ -134,15 +134,40 @@ struct bfs_unit_starts_kernel {
   }
 };
 
+/// Each vertex's k neighbours of highest degree (the graph file's hubs section), vertex u's at
+/// ids[u * k, u * k + k), and what bottom-up steps ask of them.
+struct bfs_hubs {
+  const std::uint64_t* ids = nullptr;  ///< n x k, or null: no hubs
+  std::uint32_t k = 0;
+
+  /// Whether one of u's hubs has depth `level` (`depth(v)` reads v's). Every hub is loaded
+  /// before any depth, so the k depth loads go out together.
+  template <class Depth>
+  BAM_HD bool any_at(std::uint64_t u, std::uint64_t n, std::int32_t level, Depth&& depth) const {
+    constexpr std::uint32_t most = 8;  // graph::bcsr_max_hub_count; the file format checks it
+    std::uint64_t h[most] = {};
+    for (std::uint32_t j = 0; j < most && j < k; ++j) h[j] = ids[u * k + j];
+    bool found = false;
+    for (std::uint32_t j = 0; j < most && j < k; ++j) found |= h[j] < n && depth(h[j]) == level;
+    return found;
+  }
+
+  /// Whether u's list holds nothing but its hubs: at most k entries (the hubs are its k
+  /// distinct neighbours of highest degree, or all of them when it has fewer).
+  BAM_HD bool cover(std::uint64_t u, const std::uint64_t* offsets) const {
+    return offsets[u + 1] - offsets[u] <= k;
+  }
+};
+
 /// The line rule's bottom-up count when the graph has hubs (bfs_options::hubs): before level
-/// `level + 1`, the units holding the first entry of an unreached vertex whose hub is not at
-/// `level` and whose list holds more than its hub: the lists the bottom-up step would have to
-/// read (a vertex whose hub is at `level` is found without its list). Each such unit is marked once
-/// in `marks` (zeroed before).
+/// `level + 1`, the units holding the first entry of an unreached vertex none of whose hubs is
+/// at `level` and whose list holds more than its hubs: the lists the bottom-up step would have
+/// to read (a vertex with a hub at `level` is found without its list). Each such unit is marked
+/// once in `marks` (zeroed before).
 struct bfs_hub_probe_kernel {
   const std::uint64_t* offsets;  ///< n + 1
   const std::int32_t* depths;    ///< n
-  const std::uint64_t* hubs;     ///< n
+  bfs_hubs hubs;
   std::uint64_t n;
   std::int32_t level;
   entry_units units;
@@ -156,9 +181,9 @@ struct bfs_hub_probe_kernel {
     for (std::uint64_t base = w.warp * w.width; base < n; base += w.warps * w.width) {
       const std::uint64_t v = base + w.lane;
       bool marked = false;
-      // A list of one entry is its hub alone: nothing more to read.
-      if (v < n && depths[v] == unreached && offsets[v] + 1 < offsets[v + 1] &&
-          !(hubs[v] < n && depths[hubs[v]] == level)) {
+      // A list of its hubs alone has nothing more to tell.
+      if (v < n && depths[v] == unreached && !hubs.cover(v, offsets) &&
+          !hubs.any_at(v, n, level, [&](std::uint64_t h) { return depths[h]; })) {
         marked = mark_unit(marks, units.of(offsets[v])) != 0;
       }
       const std::uint32_t newly = warp::ballot(lanes, marked);
@@ -414,13 +439,13 @@ struct bfs_scan_kernel {
 /// `depth - 1` nor `depth`, so no other warp's answer changes; which vertices are claimed early
 /// depends on the order warps run in, never the depths.
 ///
-/// Hubs (`hubs` set: each vertex's neighbour of highest degree, the file's hubs section): each
-/// lane first looks up its own vertex's hub, and a vertex whose hub is at `depth - 1` gets
+/// Hubs (`hubs` set: each vertex's k neighbours of highest degree, the file's hubs section):
+/// each lane first looks up its own vertex's hubs, and a vertex with a hub at `depth - 1` gets
 /// `depth` without its list being read; the warp then searches the lists of the rest, one
-/// vertex at a time as above. On a power-law graph the hub is the parent of most vertices, so
-/// most lists are never loaded, and a list of one entry (the hub itself) never. Exact: the hub
-/// is a neighbour, so finding it at `depth - 1` is finding a parent, and a vertex whose only
-/// neighbour is not there has none.
+/// vertex at a time as above. On a power-law graph a hub is the parent of most vertices, so
+/// most lists are never loaded, and a list of at most k entries (its hubs) never. Exact: a hub
+/// is a neighbour, so finding one at `depth - 1` is finding a parent, and a vertex whose only
+/// neighbours are its hubs has none when no hub is there.
 template <class View>
 struct bfs_bottom_up_kernel {
   View ids;
@@ -430,7 +455,7 @@ struct bfs_bottom_up_kernel {
   std::uint64_t n;
 
   bool batched = true;  ///< for_each_vertex's batches of a warp's width (hubs: always batched)
-  const std::uint64_t* hubs = nullptr;  ///< n, or null
+  bfs_hubs hubs = {};   ///< hubs.ids null: none
 
   /// Vertices the warp found and has not appended yet, a lane each: lane k holds the k-th
   /// (`count` is the same in every lane). Appended a warp's width at a time (append_among).
@@ -451,7 +476,7 @@ struct bfs_bottom_up_kernel {
       return atomic_ref<std::int32_t>(claim.depths[u]).load(order::relaxed) == unreached &&
              offsets[u] < offsets[u + 1];
     };
-    if (hubs != nullptr) {
+    if (hubs.ids != nullptr) {
       by_hubs(w, wanted, read, found);
     } else {
       for_each_vertex(w, slice.vertex_begin, slice.vertex_end, batched, wanted,
@@ -465,7 +490,7 @@ struct bfs_bottom_up_kernel {
     }
   }
 
-  /// The walk with hubs: a lane per vertex looks up its hub; the warp appends those found so
+  /// The walk with hubs: a lane per vertex looks up its hubs; the warp appends those found so
   /// and searches the others' lists together (visit).
   template <class Wanted>
   BAM_HD void by_hubs(const warp_position& w, Wanted&& wanted, std::uint64_t& read,
@@ -480,14 +505,15 @@ struct bfs_bottom_up_kernel {
       bool search = u < slice.vertex_end && wanted(u);
       bool by_hub = false;
       if (search) {
-        const std::uint64_t h = hubs[u];
-        // relaxed: as in visit's test of a neighbour; a racing write makes a depth `depth` or
-        // `depth + 1`, never `level`.
-        by_hub = h < n && atomic_ref<std::int32_t>(claim.depths[h]).load(order::relaxed) == level;
-        // A list of one entry holds the hub alone, so it has nothing more to tell: most such
-        // vertices of a power-law graph hang off a hub one level further down, and would
-        // otherwise load a line each for one entry in every step before their own.
-        search = !by_hub && offsets[u] + 1 < offsets[u + 1];
+        by_hub = hubs.any_at(u, n, level, [&](std::uint64_t h) {
+          // relaxed: as in visit's test of a neighbour; a racing write makes a depth `depth` or
+          // `depth + 1`, never `level`.
+          return atomic_ref<std::int32_t>(claim.depths[h]).load(order::relaxed);
+        });
+        // A list of its hubs alone has nothing more to tell: most such vertices of a power-law
+        // graph hang off a hub one level further down, and would otherwise load a line each
+        // for an entry or two in every step before their own.
+        search = !by_hub && !hubs.cover(u, offsets);
       }
       if (by_hub) {
         // relaxed: as visit's store; this lane owns u.

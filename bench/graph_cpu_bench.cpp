@@ -83,7 +83,7 @@ std::vector<std::uint64_t> pick_sources(gc::csr_view<Id> g, unsigned count, std:
 }
 
 template <class Id>
-app_figures bench_bfs(gc::csr_view<Id> g, bool symmetric, std::span<const std::uint64_t> hubs,
+app_figures bench_bfs(gc::csr_view<Id> g, bool symmetric, const graph::hub_table& hubs,
                       const graph_cpu_bench_options& o, tools::json_writer& j) {
   app_figures f;
   f.app = "bfs";
@@ -92,13 +92,13 @@ app_figures bench_bfs(gc::csr_view<Id> g, bool symmetric, std::span<const std::u
   std::vector<std::uint64_t> traversed(sources.size(), 0);
   j.key("bfs").begin_object().field("direction_optimizing", symmetric);
   j.field("alpha", gc::bfs_options{}.alpha).field("beta", gc::bfs_options{}.beta);
-  j.field("hubs", !hubs.empty());
+  j.field("hubs", !hubs.empty()).field("hubs_per_vertex", hubs.per_vertex);
   j.key("runs").begin_array();
   for (unsigned trial = 0; trial < o.trials; ++trial) {
     for (std::size_t i = 0; i < sources.size(); ++i) {
       const auto start = steady::now();
       const gc::bfs_result r =
-          gc::bfs(g, {.source = sources[i], .direction_optimizing = symmetric, .hubs = hubs});
+          gc::bfs(g, {.source = sources[i], .direction_optimizing = symmetric, .hubs = hubs.ids});
       f.seconds.push_back(seconds_since(start));
       if (trial == 0) {
         reached[i] = r.reached;
@@ -226,7 +226,7 @@ void run_graph_cpu_bench(const graph_cpu_bench_options& o) {
                  "in-edges)\n";
   }
   // Loaded apart from the graph, untimed, as bam bfs loads them beside the offsets.
-  std::vector<std::uint64_t> hubs;
+  graph::hub_table hubs;
   if (o.hubs) {
     if (!graph.header.has_hubs()) {
       throw input_error("bench graph-cpu: --hubs on, but " + o.graph +

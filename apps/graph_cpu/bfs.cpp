@@ -8,6 +8,7 @@
 #include <utility>
 
 #include <bam/error.hpp>
+#include <bam/graph/bcsr.hpp>
 
 namespace bam::apps::graph_cpu {
 
@@ -88,6 +89,7 @@ std::uint64_t bottom_up_step(csr_view<Id> g, std::int32_t* depths, std::int32_t 
                              std::span<const std::uint64_t> hubs) {
   const std::uint64_t n = g.vertex_count();
   const auto words = static_cast<std::int64_t>((n + word_bits - 1) / word_bits);
+  const std::uint64_t k = hubs.size() / std::max<std::uint64_t>(n, 1);
   std::uint64_t awake = 0;
 #pragma omp parallel for schedule(dynamic, 64) reduction(+ : awake)
   for (std::int64_t w = 0; w < words; ++w) {
@@ -96,9 +98,10 @@ std::uint64_t bottom_up_step(csr_view<Id> g, std::int32_t* depths, std::int32_t 
     std::uint64_t bits = 0;
     for (std::uint64_t v = begin; v < end; ++v) {
       if (depths[v] != unreached) continue;
-      // The hub first; a list of one entry is the hub alone.
-      bool found = !hubs.empty() && test_bit(front, hubs[v]);
-      if (!found && (hubs.empty() || g.degree(v) > 1)) {
+      // The hubs first; a list of at most k entries holds its hubs alone.
+      bool found = false;
+      for (std::uint64_t j = 0; j < k && !found; ++j) found = test_bit(front, hubs[v * k + j]);
+      if (!found && (k == 0 || g.degree(v) > k)) {
         for (const Id u : g.neighbours_of(v)) {
           if (test_bit(front, u)) {
             found = true;
@@ -164,9 +167,11 @@ bfs_result bfs(csr_view<Id> g, const bfs_options& options) {
     throw input_error("bfs: source vertex " + std::to_string(options.source) +
                       " is not below the vertex count " + std::to_string(n));
   }
-  if (!options.hubs.empty() && options.hubs.size() != n) {
+  if (!options.hubs.empty() && (n == 0 || options.hubs.size() % n != 0 ||
+                                options.hubs.size() / n > graph::bcsr_max_hub_count)) {
     throw input_error("bfs: " + std::to_string(options.hubs.size()) + " hubs for " +
-                      std::to_string(n) + " vertices");
+                      std::to_string(n) + " vertices (1 to " +
+                      std::to_string(graph::bcsr_max_hub_count) + " per vertex)");
   }
   bfs_result r;
   r.depths = host_buffer<std::int32_t>(n);

@@ -28,9 +28,9 @@ struct bfs_options {
   double alpha = 15;
   /// Go back top-down once the frontier holds fewer than n / beta vertices and shrinks.
   double beta = 18;
-  /// Each vertex's highest-degree neighbour (the graph file's hubs section, each below n as
-  /// graph::load_hubs checks), or empty:
-  /// bottom-up steps test it before the list and skip a list of one entry, as bam bfs does.
+  /// Each vertex's k highest-degree neighbours (the graph file's hubs section, n x k ids, each
+  /// below n as graph::load_hubs checks), or empty: bottom-up steps test them before the list
+  /// and skip a list of at most k entries, as bam bfs does.
   /// Not GAP's algorithm, so off unless asked for (`bam bench graph-cpu --hubs on`).
   std::span<const std::uint64_t> hubs = {};
 };

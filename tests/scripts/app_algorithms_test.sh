@@ -89,6 +89,16 @@ import json, sys
 on, off = (json.load(open(p))["cache"]["loads"] for p in sys.argv[1:])
 sys.exit(0 if on < off else 1)
 PY
+# gen writes two hubs a vertex by default; --hub-count 1 looks up the first alone (the same
+# depths), and more than the file holds is refused.
+[ "$(field do.json hubs_per_vertex)" = 2 ] || fail "bfs JSON does not say two hubs a vertex"
+"$bam" bfs --graph g.bcsr --hub-count 1 --depths-out h1.txt --json h1.json >/dev/null 2>&1
+cmp do.txt h1.txt || fail "bfs depths differ with one hub a vertex"
+[ "$(field h1.json hubs_per_vertex)" = 1 ] || fail "bfs JSON does not say one hub a vertex"
+if "$bam" bfs --graph g.bcsr --hub-count 3 >h3.log 2>&1; then
+  fail "bfs took --hub-count 3 on a file of two hubs a vertex"
+fi
+grep -q "holds 2 hubs per vertex" h3.log || fail "bfs --hub-count 3 gave no clear error"
 "$bam" graph gen --kind kron --scale 10 --degree 8 --no-hubs --out nohubs.bcsr >/dev/null 2>&1
 "$bam" bfs --graph nohubs.bcsr --json auto.json >/dev/null 2>&1
 [ "$(field auto.json hubs)" = False ] || fail "bfs used hubs a file does not have"

@@ -137,10 +137,10 @@ void run_on(Exec& inner, const graph_file& g, const Edges& edges, const app_requ
   listing_executor<Exec, typename Edges::view_type> exec(inner);
   std::vector<std::uint64_t> hubs;
   if (request.bfs_hubs && request.bfs_hub_table.empty()) {
-    hubs = graph::load_hubs(g.path);
+    hubs = graph::load_hubs(g.path).ids;
     if (hubs.empty()) {
       const graph::csr c = graph::read_csr(g.path);
-      hubs.resize(c.vertex_count());
+      hubs.resize(c.vertex_count() * graph::bcsr_default_hub_count);
       graph::fill_hubs(c.offsets, c.neighbors, hubs);
     }
   }

@@ -68,6 +68,7 @@ struct app_options {
   std::string early_claims = apps::bfs_options{}.early_claims ? "on" : "off";
   std::string vertex_batches = apps::bfs_options{}.vertex_batches ? "on" : "off";
   std::string hubs = "auto";
+  std::uint32_t hub_count = 0;
   std::uint64_t piece_entries = apps::bfs_options{}.piece_entries;
   // cc
   std::string labels_out;
@@ -660,11 +661,20 @@ void run_bfs_command(const app_options& o) {
                       " has no hubs section (bam graph gen and convert write one unless "
                       "--no-hubs; make the file again, or use --hubs auto)");
   }
-  // Each vertex's highest-degree neighbour, kept in memory beside the offsets; read only where
+  const std::uint32_t hubs_held = s->graph.header.hubs_per_vertex();
+  if (o.hub_count > hubs_held && o.hubs != "off") {
+    throw input_error("bfs: --hub-count " + num(o.hub_count) + ", but " + s->graph.path.string() +
+                      " holds " + num(hubs_held) +
+                      " hubs per vertex (bam graph gen and convert --hubs K write K)");
+  }
+  // Each vertex's highest-degree neighbours, kept in memory beside the offsets; read only where
   // bottom-up steps can run (run_bfs leaves hubs unread on a directed graph and top-down).
   const bool hubs_used = o.hubs != "off" && o.bfs_algorithm != "top-down" && s->graph.symmetric();
-  const std::vector<std::uint64_t> hubs =
-      hubs_used ? graph::load_hubs(s->graph.path) : std::vector<std::uint64_t>{};
+  graph::hub_table hubs;
+  if (hubs_used) {
+    hubs = graph::load_hubs(s->graph.path);
+    if (o.hub_count != 0) hubs = hubs.first(o.hub_count);
+  }
   auto [r, io] = run_on_edges(o, *s, [&](auto& exec, const auto& edges) {
     return apps::run_bfs(
         exec, s->graph.offset_span(), edges,
@@ -679,7 +689,7 @@ void run_bfs_command(const app_options& o) {
          .early_claims = o.early_claims == "on",
          .vertex_batches = o.vertex_batches == "on",
          .piece_entries = o.piece_entries,
-         .hubs = hubs});
+         .hubs = hubs.ids});
   });
   figures f{"bfs",
             "breadth-first search from vertex " + num(source),
@@ -712,7 +722,8 @@ void run_bfs_command(const app_options& o) {
                      " levels bottom-up by --switch-rule " + apps::to_string(r.switch_rule) + ", " +
                      num(early_claimed) + " vertices claimed early" +
                      (r.early_claims ? "" : " (--early-claims off)") +
-                     (r.hubs ? ", " + num(r.hub_found) + " found by their hub alone"
+                     (r.hubs ? ", " + num(r.hub_found) + " found by their " + num(hubs.per_vertex) +
+                                   " hubs alone"
                              : std::string(", no hubs")) +
                      "; --algorithm top-down for the other)"
                : " (--algorithm do for direction-optimizing)"));
@@ -739,7 +750,8 @@ void run_bfs_command(const app_options& o) {
         .field("vertex_batches", r.vertex_batches)
         .field("hubs", r.hubs)
         .field("hub_found", r.hub_found)
-        .field("hub_bytes", r.hubs ? s->graph.header.hubs.bytes : 0)
+        .field("hubs_per_vertex", r.hubs ? hubs.per_vertex : 0)
+        .field("hub_bytes", r.hubs ? hubs.ids.size() * s->graph.header.id_bytes : 0)
         .field("split_lists", o.piece_entries)
         .field("bottom_up_levels", r.bottom_up_levels)
         .field("reached", r.reached)
@@ -970,12 +982,18 @@ void add_app_commands(CLI::App& app) {
         ->check(CLI::IsMember({"on", "off"}))
         ->capture_default_str();
     c->add_option("--hubs", o->hubs,
-                  "auto: bottom-up steps look up each vertex's highest-degree neighbour (the "
+                  "auto: bottom-up steps look up each vertex's highest-degree neighbours (the "
                   "graph file's hubs section, read into memory beside the offsets) before its "
-                  "list, and read the list only when that neighbour is not on the frontier; on: "
+                  "list, and read the list only when none of them is on the frontier; on: "
                   "the same, an error without the section; off: read lists only (the same "
                   "depths)")
         ->check(CLI::IsMember({"auto", "on", "off"}))
+        ->capture_default_str();
+    c->add_option("--hub-count", o->hub_count,
+                  "Hubs per vertex to look up: the first K (those of highest degree) of the K or "
+                  "more the file holds; 0: all of them")
+        ->type_name("K")
+        ->check(CLI::Range(0u, graph::bcsr_max_hub_count))
         ->capture_default_str();
     c->add_option("--split-lists", o->piece_entries,
                   "Top-down steps cut a list longer than N entries into pieces of N, each "

@@ -53,11 +53,13 @@ struct gen_command {
   std::string out;
   std::string json;
   bool quiet = false;
+  bool no_hubs = false;
 
   void run() {
     const named_path outputs[] = {{"--out", out}, {"--json", json}};
     refuse_overlaps({}, outputs);
     options.kind = graph::parse_graph_kind(kind);
+    if (no_hubs) options.hub_count = 0;
     options.progress = !quiet;
     const graph::generate_result r = graph::generate_graph(out, options);
     std::printf("wrote %s: %s scale %u degree %llu seed %llu: %llu vertices, %llu edges%s, %s\n",
@@ -71,7 +73,7 @@ struct gen_command {
                          fixed(r.scatter_seconds, 2) + " s, sort " + fixed(r.sort_seconds, 2) +
                          " s";
     if (options.dedup) phases += ", compact " + fixed(r.compact_seconds, 2) + " s";
-    if (options.hubs) phases += ", hubs " + fixed(r.hubs_seconds, 2) + " s";
+    if (options.hub_count != 0) phases += ", hubs " + fixed(r.hubs_seconds, 2) + " s";
     std::printf("%.2f s on %u threads: %s\n", r.total_seconds, r.threads, phases.c_str());
     if (json.empty()) return;
     json_writer j;
@@ -86,7 +88,8 @@ struct gen_command {
         .field("threads", r.threads)
         .field("dedup", options.dedup)
         .field("id_bytes", options.id_bytes)
-        .field("hubs", options.hubs)
+        .field("hubs", options.hub_count != 0)
+        .field("hubs_per_vertex", options.hub_count)
         .end_object();
     j.key("result")
         .begin_object()
@@ -136,9 +139,13 @@ void add_gen(CLI::App& graph) {
   gen->add_option("--id-bytes", c->options.id_bytes, "Bytes per stored vertex id: 8, or 4")
       ->check(CLI::IsMember({"4", "8"}))
       ->capture_default_str();
-  gen->add_flag("!--no-hubs", c->options.hubs,
-                "Leave out the hubs section (each vertex's highest-degree neighbour, n ids), "
-                "which bottom-up BFS steps look up before reading a list");
+  gen->add_option("--hubs", c->options.hub_count,
+                  "Hubs per vertex in the hubs section (each vertex's neighbours of highest "
+                  "degree, which bottom-up BFS steps look up before reading its list; n ids "
+                  "each), 0 for none")
+      ->check(CLI::Range(0u, graph::bcsr_max_hub_count))
+      ->capture_default_str();
+  gen->add_flag("--no-hubs", c->no_hubs, "Leave out the hubs section (--hubs 0)");
   gen->add_flag("--quiet", c->quiet, "No progress on stderr");
   add_json_option(*gen, c->json);
   gen->callback([c] { c->run(); });
@@ -152,9 +159,11 @@ struct convert_command {
   std::string format;
   std::string bel_values = "u32";
   graph::convert_options options;
+  bool no_hubs = false;
 
   void run() {
     if (!format.empty()) options.format = graph::parse_graph_format(format);
+    if (no_hubs) options.hub_count = 0;
     options.bel_values = graph::parse_bel_value_type(bel_values);
     const graph::convert_result r = graph::convert_graph(in, out, options);
     static constexpr const char* format_names[] = {"el", "mtx", "bel"};
@@ -189,9 +198,14 @@ void add_convert(CLI::App& graph) {
   convert->add_option("--id-bytes", c->options.id_bytes, "Bytes per stored vertex id: 8, or 4")
       ->check(CLI::IsMember({"4", "8"}))
       ->capture_default_str();
-  convert->add_flag("!--no-hubs", c->options.hubs,
-                    "Leave out the hubs section a symmetric result gets (each vertex's "
-                    "highest-degree neighbour), which bottom-up BFS steps look up first");
+  convert
+      ->add_option("--hubs", c->options.hub_count,
+                   "Hubs per vertex in the hubs section a symmetric result gets (each vertex's "
+                   "neighbours of highest degree, which bottom-up BFS steps look up first), 0 "
+                   "for none")
+      ->check(CLI::Range(0u, graph::bcsr_max_hub_count))
+      ->capture_default_str();
+  convert->add_flag("--no-hubs", c->no_hubs, "Leave out the hubs section (--hubs 0)");
   convert
       ->add_option("--bel-values", c->bel_values,
                    "How X.bel.val stores weights: u32 (EMOGI SSSP) or f32")
@@ -275,7 +289,10 @@ struct info_command {
     t.add_row({"offsets section", section(h.offsets)});
     t.add_row({"neighbors section", section(h.neighbors)});
     if (h.weighted()) t.add_row({"weights section", section(h.weights)});
-    if (h.has_hubs()) t.add_row({"hubs section", section(h.hubs) + " (checked against the lists)"});
+    if (h.has_hubs()) {
+      t.add_row({"hubs section", section(h.hubs) + ", " + count(h.hubs_per_vertex()) +
+                                     " per vertex (checked against the lists)"});
+    }
     t.print(std::cout);
     if (json.empty()) return;
     json_writer j;
@@ -293,6 +310,7 @@ struct info_command {
         .field("sorted", h.sorted())
         .field("simple", h.simple())
         .field("hubs", h.has_hubs())
+        .field("hubs_per_vertex", h.hubs_per_vertex())
         .field("edges_symmetric", s.edges_symmetric)
         .field("lists_sorted", s.lists_sorted)
         .field("id_bytes", h.id_bytes)

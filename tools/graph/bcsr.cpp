@@ -98,10 +98,15 @@ bcsr_header make_bcsr_header(const bcsr_shape& shape) {
     h.weights = {align_up(h.neighbors.offset + h.neighbors.bytes, bcsr_section_alignment),
                  shape.edge_count * sizeof(float)};
   }
-  if (shape.hubs) {
+  if (shape.hub_count > bcsr_max_hub_count) {
+    throw input_error(std::to_string(shape.hub_count) + " hubs per vertex: at most " +
+                      std::to_string(bcsr_max_hub_count));
+  }
+  if (shape.hub_count != 0) {
     h.flags |= bcsr_flags::hubs;
+    h.hub_count = shape.hub_count;
     h.hubs = {align_up(end_before_hubs(h), bcsr_section_alignment),
-              shape.vertex_count * shape.id_bytes};
+              shape.vertex_count * shape.hub_count * shape.id_bytes};
   }
   return h;
 }
@@ -156,11 +161,15 @@ void validate_header(const bcsr_header& h, std::uint64_t file_bytes, const std::
   } else if (h.weights.offset != 0 || h.weights.bytes != 0) {
     throw bad("an unweighted graph has a weights section");
   }
+  if (h.hub_count > bcsr_max_hub_count) {
+    throw bad(std::to_string(h.hub_count) + " hubs per vertex (at most " +
+              std::to_string(bcsr_max_hub_count) + ")");
+  }
   if (h.has_hubs()) {
-    check_section(name, "hubs", h.hubs, h.vertex_count * h.id_bytes, end_before_hubs(h), a,
-                  file_bytes);
-  } else if (h.hubs.offset != 0 || h.hubs.bytes != 0) {
-    throw bad("a hubs section without the hubs flag");
+    check_section(name, "hubs", h.hubs, h.vertex_count * h.hubs_per_vertex() * h.id_bytes,
+                  end_before_hubs(h), a, file_bytes);
+  } else if (h.hubs.offset != 0 || h.hubs.bytes != 0 || h.hub_count != 0) {
+    throw bad("a hubs section or hub count without the hubs flag");
   }
 }
 
@@ -228,25 +237,44 @@ std::vector<std::uint64_t> load_offsets(const std::filesystem::path& path) {
   return offsets;
 }
 
-std::vector<std::uint64_t> load_hubs(const std::filesystem::path& path) {
+hub_table hub_table::first(std::uint32_t k) const {
+  if (k > per_vertex) {
+    throw input_error("asked for " + std::to_string(k) + " hubs per vertex, but the file holds " +
+                      std::to_string(per_vertex));
+  }
+  if (k == per_vertex) return *this;
+  hub_table kept{.per_vertex = k, .ids = {}};
+  if (k == 0) return kept;
+  const std::uint64_t n = ids.size() / per_vertex;
+  kept.ids.resize(n * k);
+  for (std::uint64_t v = 0; v < n; ++v) {
+    std::copy_n(ids.begin() + static_cast<std::ptrdiff_t>(v * per_vertex), k,
+                kept.ids.begin() + static_cast<std::ptrdiff_t>(v * k));
+  }
+  return kept;
+}
+
+hub_table load_hubs(const std::filesystem::path& path) {
   const mapped_file file(path);
   const bcsr_header h = checked_header(file);
   if (!h.has_hubs()) return {};
-  std::vector<std::uint64_t> hubs(h.vertex_count);
+  hub_table hubs{.per_vertex = h.hubs_per_vertex(),
+                 .ids = std::vector<std::uint64_t>(h.vertex_count * h.hubs_per_vertex())};
   const std::byte* at = file.data() + h.hubs.offset;
   if (h.id_bytes == 8) {
-    std::memcpy(hubs.data(), at, h.hubs.bytes);
+    std::memcpy(hubs.ids.data(), at, h.hubs.bytes);
   } else {
-    for (std::uint64_t v = 0; v < h.vertex_count; ++v) {
+    for (std::uint64_t i = 0; i < hubs.ids.size(); ++i) {
       std::uint32_t id;
-      std::memcpy(&id, at + v * sizeof id, sizeof id);
-      hubs[v] = id;
+      std::memcpy(&id, at + i * sizeof id, sizeof id);
+      hubs.ids[i] = id;
     }
   }
-  for (std::uint64_t v = 0; v < h.vertex_count; ++v) {
-    if (hubs[v] >= h.vertex_count) {
-      throw input_error(file.name() + ": byte " + std::to_string(h.hubs.offset + v * h.id_bytes) +
-                        ": hub of vertex " + std::to_string(v) + " is " + std::to_string(hubs[v]) +
+  for (std::uint64_t i = 0; i < hubs.ids.size(); ++i) {
+    if (hubs.ids[i] >= h.vertex_count) {
+      throw input_error(file.name() + ": byte " + std::to_string(h.hubs.offset + i * h.id_bytes) +
+                        ": hub " + std::to_string(i % hubs.per_vertex) + " of vertex " +
+                        std::to_string(i / hubs.per_vertex) + " is " + std::to_string(hubs.ids[i]) +
                         ", not below the vertex count " + std::to_string(h.vertex_count));
     }
   }

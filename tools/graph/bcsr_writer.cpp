@@ -52,14 +52,16 @@ std::span<std::uint64_t> bcsr_writer::hubs64() {
   if (!header_.has_hubs() || header_.id_bytes != 8) {
     throw error("hubs64() on a file without hubs or with 4-byte ids");
   }
-  return {reinterpret_cast<std::uint64_t*>(map_ + header_.hubs.offset), header_.vertex_count};
+  return {reinterpret_cast<std::uint64_t*>(map_ + header_.hubs.offset),
+          header_.vertex_count * header_.hubs_per_vertex()};
 }
 
 std::span<std::uint32_t> bcsr_writer::hubs32() {
   if (!header_.has_hubs() || header_.id_bytes != 4) {
     throw error("hubs32() on a file without hubs or with 8-byte ids");
   }
-  return {reinterpret_cast<std::uint32_t*>(map_ + header_.hubs.offset), header_.vertex_count};
+  return {reinterpret_cast<std::uint32_t*>(map_ + header_.hubs.offset),
+          header_.vertex_count * header_.hubs_per_vertex()};
 }
 
 void bcsr_writer::shrink_edges(std::uint64_t edge_count) {
@@ -68,7 +70,7 @@ void bcsr_writer::shrink_edges(std::uint64_t edge_count) {
                                           .edge_count = edge_count,
                                           .id_bytes = header_.id_bytes,
                                           .weighted = header_.weighted(),
-                                          .hubs = header_.has_hubs()});
+                                          .hub_count = header_.hubs_per_vertex()});
   smaller.flags = header_.flags;
   // The sections after the (now shorter) neighbours move down, weights first: each lands
   // below where it was, so the weights never overwrite hubs not yet moved.

@@ -53,7 +53,8 @@ convert_result convert_in_memory(const std::filesystem::path& in, const std::fil
   }
   sort_lists(graph, options.dedup, options.threads == 0 ? hardware_threads() : options.threads);
   const bcsr_header written = write_csr(
-      out, graph, {.id_bytes = options.id_bytes, .hubs = options.hubs, .threads = options.threads});
+      out, graph,
+      {.id_bytes = options.id_bytes, .hub_count = options.hub_count, .threads = options.threads});
   result.vertex_count = graph.vertex_count();
   result.edge_count = graph.edge_count();
   result.flags = written.flags;

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <optional>
 
+#include <bam/graph/bcsr.hpp>
+
 #include "graph/formats.hpp"
 
 namespace bam::graph {
@@ -17,7 +19,8 @@ struct convert_options {
   bool transpose = false;                             ///< reverse every edge (in-lists)
   bool dedup = false;                                 ///< drop duplicate edges and self loops
   std::uint32_t id_bytes = 8;
-  bool hubs = true;  ///< write the hubs section when the result is symmetric (bcsr_flags::hubs)
+  /// Hubs per vertex written when the result is symmetric (bcsr_flags::hubs); 0: none.
+  std::uint32_t hub_count = bcsr_default_hub_count;
   bel_value_type bel_values = bel_value_type::u32;
   unsigned threads = 0;  ///< 0: every hardware thread (for sorting the lists)
 };

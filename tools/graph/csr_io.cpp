@@ -123,12 +123,13 @@ bcsr_header write_csr(const std::filesystem::path& path, const csr& g,
                       const csr_write_options& options) {
   check_shape(g);
   const std::uint32_t flags = inspect_flags(g);
-  const bool hubs = options.hubs && (flags & bcsr_flags::symmetric) != 0;
+  const std::uint32_t hub_count = (flags & bcsr_flags::symmetric) != 0 ? options.hub_count : 0;
+  const bool hubs = hub_count != 0;
   bcsr_writer out(path, {.vertex_count = g.vertex_count(),
                          .edge_count = g.edge_count(),
                          .id_bytes = options.id_bytes,
                          .weighted = g.weighted,
-                         .hubs = hubs});
+                         .hub_count = hub_count});
   std::copy(g.offsets.begin(), g.offsets.end(), out.offsets().begin());
   if (options.id_bytes == 8) {
     std::copy(g.neighbors.begin(), g.neighbors.end(), out.neighbors64().begin());

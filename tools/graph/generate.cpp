@@ -71,7 +71,7 @@ class builder {
     }
     result.simple = simple;
     out_.add_flags(bcsr_flags::symmetric | bcsr_flags::sorted | (simple ? bcsr_flags::simple : 0));
-    if (options_.hubs) result.hubs_seconds = find_hubs();
+    if (options_.hub_count != 0) result.hubs_seconds = find_hubs();
   }
 
  private:
@@ -266,7 +266,7 @@ generate_result generate_graph(const std::filesystem::path& path, const generate
   bcsr_writer out(path, {.vertex_count = result.vertex_count,
                          .edge_count = 2 * result.generated_edges,
                          .id_bytes = options.id_bytes,
-                         .hubs = options.hubs});
+                         .hub_count = options.hub_count});
   try {
     if (options.kind == graph_kind::kron) {
       build_with(kron_generator(options.scale, options.seed), options, out, result.threads, result);

@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <string_view>
 
+#include <bam/graph/bcsr.hpp>
+
 namespace bam::graph {
 
 enum class graph_kind { kron, urand };
@@ -28,7 +30,7 @@ struct generate_options {
   unsigned threads = 0;        ///< 0: every hardware thread
   bool dedup = false;          ///< drop duplicate edges and self loops
   std::uint32_t id_bytes = 8;  ///< 4 allowed up to scale 32
-  bool hubs = true;            ///< write the hubs section (bcsr_flags::hubs)
+  std::uint32_t hub_count = bcsr_default_hub_count;  ///< hubs per vertex; 0: no hubs section
   bool progress = false;       ///< report progress on stderr
 };
 

@@ -1,6 +1,7 @@
 #include "graph/info.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <limits>
 #include <mutex>
@@ -52,7 +53,7 @@ struct partial_summary {
   std::uint64_t first_self_loop = no_vertex;  ///< smallest vertex with a self loop
   std::uint64_t first_unsorted = no_vertex;   ///< smallest vertex whose list descends
   std::uint64_t first_repeat = no_vertex;     ///< smallest vertex with a neighbour twice in a row
-  std::uint64_t first_bad_hub = no_vertex;    ///< smallest vertex whose stored hub is not hub_of
+  std::uint64_t first_bad_hub = no_vertex;    ///< smallest vertex whose stored hubs are not hubs_of
   std::uint64_t forward_a = 0;                ///< sums of the pair hashes of (u, v) ...
   std::uint64_t forward_b = 0;
   std::uint64_t reverse_a = 0;  ///< ... and of (v, u), wrapping
@@ -89,9 +90,21 @@ struct bcsr_view {
     const std::uint64_t at = h.neighbors.offset + e * h.id_bytes;
     return h.id_bytes == 8 ? file.load<std::uint64_t>(at) : file.load<std::uint32_t>(at);
   }
-  [[nodiscard]] std::uint64_t hub(std::uint64_t v) const {
-    const std::uint64_t at = h.hubs.offset + v * h.id_bytes;
+  [[nodiscard]] std::uint64_t hub(std::uint64_t v, std::uint32_t j) const {
+    const std::uint64_t at = h.hubs.offset + (v * h.hubs_per_vertex() + j) * h.id_bytes;
     return h.id_bytes == 8 ? file.load<std::uint64_t>(at) : file.load<std::uint32_t>(at);
+  }
+  // The place of the first of u's stored hubs that differs from what the lists make them,
+  // written to `expected`; k (hubs_per_vertex) when all agree.
+  std::uint32_t first_wrong_hub(std::uint64_t u,
+                                std::array<std::uint64_t, bcsr_max_hub_count>& expected) const {
+    const std::uint32_t k = h.hubs_per_vertex();
+    hubs_of(
+        u, [&](std::uint64_t v) { return offset(v); }, [&](std::uint64_t e) { return neighbor(e); },
+        std::span(expected).first(k));
+    std::uint32_t j = 0;
+    while (j < k && hub(u, j) == expected[j]) ++j;
+    return j;
   }
 };
 
@@ -177,6 +190,7 @@ graph_summary summarize_graph(const std::filesystem::path& path, unsigned thread
       threads == 0 ? hardware_threads() : threads,
       (n + vertices_per_chunk - 1) / vertices_per_chunk, [&](std::uint64_t c) {
         partial_summary part;
+        std::array<std::uint64_t, bcsr_max_hub_count> expected_hubs;
         const std::uint64_t end = std::min(n, (c + 1) * vertices_per_chunk);
         for (std::uint64_t u = c * vertices_per_chunk; u < end; ++u) {
           const std::uint64_t begin_edge = g.offset(u);
@@ -215,9 +229,7 @@ graph_summary summarize_graph(const std::filesystem::path& path, unsigned thread
           }
           // After the walk above checked every neighbour id is below n.
           if (h.has_hubs() && part.first_bad_hub == no_vertex &&
-              g.hub(u) != hub_of(
-                              u, [&](std::uint64_t v) { return g.offset(v); },
-                              [&](std::uint64_t e) { return g.neighbor(e); })) {
+              g.first_wrong_hub(u, expected_hubs) < h.hubs_per_vertex()) {
             part.first_bad_hub = u;
           }
         }
@@ -255,12 +267,13 @@ graph_summary summarize_graph(const std::filesystem::path& path, unsigned thread
 
   if (total.first_bad_hub != no_vertex) {
     const std::uint64_t u = total.first_bad_hub;
-    throw broken("hubs", "the hub stored for vertex " + std::to_string(u) + " is " +
-                             std::to_string(g.hub(u)) + ", not its neighbour of highest degree (" +
-                             std::to_string(hub_of(
-                                 u, [&](std::uint64_t v) { return g.offset(v); },
-                                 [&](std::uint64_t e) { return g.neighbor(e); })) +
-                             ")");
+    std::array<std::uint64_t, bcsr_max_hub_count> expected;
+    const std::uint32_t j = g.first_wrong_hub(u, expected);
+    throw broken("hubs", "hub " + std::to_string(j) + " stored for vertex " + std::to_string(u) +
+                             " is " + std::to_string(g.hub(u, j)) + ", not " +
+                             std::to_string(expected[j]) +
+                             " (a vertex's hubs are its neighbours of highest degree, highest "
+                             "first)");
   }
 
   for (std::uint64_t v = 0; v < n; ++v) {

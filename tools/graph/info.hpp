@@ -26,7 +26,7 @@ struct graph_summary {
 /// Throws bam::input_error naming the file and byte offset of anything malformed, and when a
 /// flag the header sets is false of the data: symmetric (naming an edge without its reverse),
 /// sorted (naming a vertex), simple (a self loop; a repeated neighbour when lists are sorted),
-/// hubs (naming a vertex whose stored hub is not hub_of, graph/hubs.hpp).
+/// hubs (naming a vertex whose stored hubs are not hubs_of, graph/hubs.hpp).
 [[nodiscard]] graph_summary summarize_graph(const std::filesystem::path& path,
                                             unsigned threads = 0);
 

@@ -8,7 +8,8 @@
 ///     offsets section    n+1 u64: vertex v's neighbours are [offsets[v], offsets[v+1])
 ///     neighbors section  m vertex ids, id_bytes (8 or 4) each
 ///     weights section    m f32 (only when the weighted flag is set)
-///     hubs section       n vertex ids, id_bytes each (only when the hubs flag is set)
+///     hubs section       n x k vertex ids, id_bytes each (only when the hubs flag is set;
+///                        k = hubs_per_vertex())
 ///
 /// Every section starts at a multiple of `section_alignment` (65536), so for any cache line
 /// size up to 64 KiB a line aligned to the file's byte addresses never splits an element, and
@@ -43,13 +44,20 @@ inline constexpr std::uint32_t weighted = 1u << 1;
 inline constexpr std::uint32_t sorted = 1u << 2;
 /// No self loops and no duplicate edges.
 inline constexpr std::uint32_t simple = 1u << 3;
-/// A hubs section follows the others: per vertex, its neighbour of highest out-degree (the
-/// smallest such id), or the vertex itself when its list is empty. A bottom-up BFS step looks
-/// there first (on a power-law graph the hub is usually a parent) and reads the list only when
-/// it is not.
+/// A hubs section follows the others: per vertex, its k neighbours of highest out-degree
+/// (bcsr_header::hub_count; ties to the smallest id), highest first, the vertex itself filling
+/// the places its list has no neighbour for. A bottom-up BFS step looks there first (on a
+/// power-law graph a hub is usually a parent) and reads the list only when none is.
 inline constexpr std::uint32_t hubs = 1u << 4;
 inline constexpr std::uint32_t all = symmetric | weighted | sorted | simple | hubs;
 }  // namespace bcsr_flags
+
+/// The most hubs per vertex a file may hold (bcsr_header::hub_count).
+inline constexpr std::uint32_t bcsr_max_hub_count = 8;
+/// Hubs per vertex that `bam graph gen` and `convert` write unless told otherwise: a second hub
+/// finds about half the vertices of a uniform random graph's big bottom-up level that the first
+/// misses (docs/apps.md), for n more ids in memory.
+inline constexpr std::uint32_t bcsr_default_hub_count = 2;
 
 /// Where one section lies in the file.
 struct bcsr_section {
@@ -71,14 +79,19 @@ struct bcsr_header {
   bcsr_section offsets;                   ///< (n+1) x u64
   bcsr_section neighbors;                 ///< m x id_bytes
   bcsr_section weights;                   ///< m x f32, or {0, 0} when unweighted
-  bcsr_section hubs;                      ///< n x id_bytes, or {0, 0} without the hubs flag
-  std::array<std::uint8_t, 16> reserved;  ///< zero
+  bcsr_section hubs;                      ///< n x k x id_bytes, or {0, 0} without the hubs flag
+  std::uint32_t hub_count;                ///< k, hubs per vertex; 0 reads as 1 (older files)
+  std::array<std::uint8_t, 12> reserved;  ///< zero
 
   [[nodiscard]] bool symmetric() const { return (flags & bcsr_flags::symmetric) != 0; }
   [[nodiscard]] bool weighted() const { return (flags & bcsr_flags::weighted) != 0; }
   [[nodiscard]] bool sorted() const { return (flags & bcsr_flags::sorted) != 0; }
   [[nodiscard]] bool simple() const { return (flags & bcsr_flags::simple) != 0; }
   [[nodiscard]] bool has_hubs() const { return (flags & bcsr_flags::hubs) != 0; }
+  /// k: the hubs section's entries per vertex (0 without one).
+  [[nodiscard]] std::uint32_t hubs_per_vertex() const {
+    return has_hubs() ? (hub_count == 0 ? 1 : hub_count) : 0;
+  }
 };
 
 // The apps and docs/graph-format.md rely on these byte positions.
@@ -97,7 +110,8 @@ static_assert(offsetof(bcsr_header, offsets) == 48);
 static_assert(offsetof(bcsr_header, neighbors) == 64);
 static_assert(offsetof(bcsr_header, weights) == 80);
 static_assert(offsetof(bcsr_header, hubs) == 96);
-static_assert(offsetof(bcsr_header, reserved) == 112);
+static_assert(offsetof(bcsr_header, hub_count) == 112);
+static_assert(offsetof(bcsr_header, reserved) == 116);
 static_assert(sizeof(bcsr_header) <= bcsr_header_bytes);
 
 /// What a graph file holds, before its layout is known.
@@ -106,12 +120,13 @@ struct bcsr_shape {
   std::uint64_t edge_count = 0;
   std::uint32_t id_bytes = 8;  ///< 8, or 4 when every id fits in 32 bits
   bool weighted = false;
-  bool hubs = false;  ///< a hubs section (bcsr_flags::hubs)
+  std::uint32_t hub_count = 0;  ///< hubs per vertex (bcsr_flags::hubs); 0: no hubs section
 };
 
 /// The header a writer stores for `shape`: sections in the order offsets, neighbours, weights,
 /// hubs, each at the next multiple of 64 KiB. Flags other than `weighted` and `hubs` are left
-/// clear. Throws bam::input_error when the shape cannot be stored (id width, counts too large).
+/// clear. Throws bam::input_error when the shape cannot be stored (id width, counts too large,
+/// more than bcsr_max_hub_count hubs per vertex).
 [[nodiscard]] bcsr_header make_bcsr_header(const bcsr_shape& shape);
 
 /// The file length a writer gives `header`: the end of the last section, rounded up to the
@@ -131,10 +146,20 @@ void validate_header(const bcsr_header& header, std::uint64_t file_bytes, const 
 /// bam::input_error naming the file and the byte offset of the first bad value.
 [[nodiscard]] std::vector<std::uint64_t> load_offsets(const std::filesystem::path& path);
 
-/// Reads the hubs section of `path` (empty when the file has none), widened to u64, checking
-/// that every id is below n. Throws bam::input_error naming the file and the first bad entry.
-/// Whether each hub is its vertex's neighbour of highest degree is checked by `bam graph info`,
-/// which reads the lists; a reader trusts it as it trusts the lists.
-[[nodiscard]] std::vector<std::uint64_t> load_hubs(const std::filesystem::path& path);
+/// A file's hubs section in memory: vertex v's hubs are ids[v * per_vertex + j], j < per_vertex.
+struct hub_table {
+  std::uint32_t per_vertex = 0;    ///< k (0: the file has no hubs)
+  std::vector<std::uint64_t> ids;  ///< n x k, widened to u64
+
+  [[nodiscard]] bool empty() const { return ids.empty(); }
+  /// The first k of each vertex's hubs (the k of highest degree); k at most per_vertex.
+  [[nodiscard]] hub_table first(std::uint32_t k) const;
+};
+
+/// Reads the hubs section of `path` (empty when the file has none), checking that every id is
+/// below n. Throws bam::input_error naming the file and the first bad entry. Whether the hubs
+/// are each vertex's neighbours of highest degree is checked by `bam graph info`, which reads
+/// the lists; a reader trusts them as it trusts the lists.
+[[nodiscard]] hub_table load_hubs(const std::filesystem::path& path);
 
 }  // namespace bam::graph

@@ -38,7 +38,8 @@ class bcsr_writer {
   [[nodiscard]] std::span<std::uint32_t> neighbors32();
   /// The weights (empty when unweighted).
   [[nodiscard]] std::span<float> weights();
-  /// The hubs (bcsr_flags::hubs; the shape asked for them): the one matching header().id_bytes.
+  /// The hubs (bcsr_flags::hubs; the shape asked for them), k per vertex (vertex v's at
+  /// [v * k, v * k + k)): the one matching header().id_bytes.
   /// They depend on the final lists, so writers fill them last (fill_hubs, tools/graph/hubs.hpp);
   /// shrink_edges moves them down with the weights all the same.
   [[nodiscard]] std::span<std::uint64_t> hubs64();

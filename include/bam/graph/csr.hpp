@@ -32,9 +32,9 @@ struct csr {
 
 struct csr_write_options {
   std::uint32_t id_bytes = 8;  ///< 4 stores ids as u32 (throws if an id does not fit)
-  /// Write the hubs section (bcsr_flags::hubs) if the graph is symmetric: only bottom-up BFS
-  /// steps read it, and they run on symmetric graphs only.
-  bool hubs = false;
+  /// Hubs per vertex to write (bcsr_flags::hubs; 0: none) if the graph is symmetric: only
+  /// bottom-up BFS steps read them, and they run on symmetric graphs only.
+  std::uint32_t hub_count = 0;
   unsigned threads = 0;  ///< for finding the hubs; 0: every hardware thread
 };
 
