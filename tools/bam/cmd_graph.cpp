@@ -47,6 +47,17 @@ std::string fixed(double value, int digits) {
 
 // --- gen ------------------------------------------------------------------------------------
 
+// gen's and convert's --hubs K and --no-hubs; `which` narrows the section they describe.
+void add_hub_options(CLI::App& app, std::uint32_t& hub_count, bool& no_hubs, const char* which) {
+  app.add_option("--hubs", hub_count,
+                 std::string("Hubs per vertex in the hubs section") + which +
+                     " (each vertex's neighbours of highest degree, which bottom-up BFS steps "
+                     "look up before reading its list; n ids each), 0 for none")
+      ->check(CLI::Range(0u, graph::bcsr_max_hub_count))
+      ->capture_default_str();
+  app.add_flag("--no-hubs", no_hubs, "Leave out the hubs section (--hubs 0)");
+}
+
 struct gen_command {
   std::string kind = "kron";
   graph::generate_options options;
@@ -139,13 +150,7 @@ void add_gen(CLI::App& graph) {
   gen->add_option("--id-bytes", c->options.id_bytes, "Bytes per stored vertex id: 8, or 4")
       ->check(CLI::IsMember({"4", "8"}))
       ->capture_default_str();
-  gen->add_option("--hubs", c->options.hub_count,
-                  "Hubs per vertex in the hubs section (each vertex's neighbours of highest "
-                  "degree, which bottom-up BFS steps look up before reading its list; n ids "
-                  "each), 0 for none")
-      ->check(CLI::Range(0u, graph::bcsr_max_hub_count))
-      ->capture_default_str();
-  gen->add_flag("--no-hubs", c->no_hubs, "Leave out the hubs section (--hubs 0)");
+  add_hub_options(*gen, c->options.hub_count, c->no_hubs, "");
   gen->add_flag("--quiet", c->quiet, "No progress on stderr");
   add_json_option(*gen, c->json);
   gen->callback([c] { c->run(); });
@@ -198,14 +203,7 @@ void add_convert(CLI::App& graph) {
   convert->add_option("--id-bytes", c->options.id_bytes, "Bytes per stored vertex id: 8, or 4")
       ->check(CLI::IsMember({"4", "8"}))
       ->capture_default_str();
-  convert
-      ->add_option("--hubs", c->options.hub_count,
-                   "Hubs per vertex in the hubs section a symmetric result gets (each vertex's "
-                   "neighbours of highest degree, which bottom-up BFS steps look up first), 0 "
-                   "for none")
-      ->check(CLI::Range(0u, graph::bcsr_max_hub_count))
-      ->capture_default_str();
-  convert->add_flag("--no-hubs", c->no_hubs, "Leave out the hubs section (--hubs 0)");
+  add_hub_options(*convert, c->options.hub_count, c->no_hubs, " a symmetric result gets");
   convert
       ->add_option("--bel-values", c->bel_values,
                    "How X.bel.val stores weights: u32 (EMOGI SSSP) or f32")
