@@ -231,15 +231,16 @@ auto on_executor(session& s, [[maybe_unused]] std::uint64_t extra_bytes, Body&& 
 
 // Runs `app(executor, edges)` over the neighbour source of the backend: the array (through the
 // cache, or over memory) or tiled partitions. Returns its result and the source's report.
+// `app_bytes`: executor memory the app needs beyond work_bytes (BFS's hubs).
 template <class App>
-auto run_on_edges(const app_options& o, session& s, App&& app) {
+auto run_on_edges(const app_options& o, session& s, App&& app, std::uint64_t app_bytes = 0) {
   if (o.storage.backend == "tiled") {
     const std::uint64_t bytes = tile_buffer_bytes(o, s.graph);
     auto tiled = [&]<class Id>(Id*) {
       const auto* ids =
           reinterpret_cast<const Id*>(s.path.image->data() + s.graph.header.neighbors.offset);
       // Both halves come from the executor's arena (with room for their alignment).
-      return on_executor<apps::window_ref<Id>>(s, bytes + 1024, [&](auto& exec) {
+      return on_executor<apps::window_ref<Id>>(s, bytes + 1024 + app_bytes, [&](auto& exec) {
         using exec_type = std::decay_t<decltype(exec)>;
         const apps::tiled_edges<Id, exec_type> edges(exec, s.graph.offset_span(), ids,
                                                      s.graph.edge_count(), bytes);
@@ -254,7 +255,7 @@ auto run_on_edges(const app_options& o, session& s, App&& app) {
       s.graph, s.path.cache.get(), s.set ? &*s.set : nullptr, s.path.memory_data(),
       s.path.device_image.data() == nullptr, [&](const auto& edges) {
         using view = typename std::decay_t<decltype(edges)>::view_type;
-        return on_executor<view>(s, 0, [&](auto& exec) {
+        return on_executor<view>(s, app_bytes, [&](auto& exec) {
           auto result = app(exec, edges);
           return std::pair{std::move(result), edge_report{edges.stats(), std::nullopt}};
         });
@@ -675,22 +676,26 @@ void run_bfs_command(const app_options& o) {
     hubs = graph::load_hubs(s->graph.path);
     if (o.hub_count != 0) hubs = hubs.first(o.hub_count);
   }
-  auto [r, io] = run_on_edges(o, *s, [&](auto& exec, const auto& edges) {
-    return apps::run_bfs(
-        exec, s->graph.offset_span(), edges,
-        {.source = source,
-         .scan_divisor = o.scan_divisor,
-         .algorithm = o.bfs_algorithm == "top-down" ? apps::bfs_algorithm::top_down
-                                                    : apps::bfs_algorithm::direction_optimizing,
-         .symmetric = s->graph.symmetric(),
-         .switch_rule = o.bfs_switch_rule == "lines"   ? apps::bfs_switch_rule::lines
-                        : o.bfs_switch_rule == "edges" ? apps::bfs_switch_rule::edges
-                                                       : apps::bfs_switch_rule::automatic,
-         .early_claims = o.early_claims == "on",
-         .vertex_batches = o.vertex_batches == "on",
-         .piece_entries = o.piece_entries,
-         .hubs = hubs.ids});
-  });
+  auto [r, io] = run_on_edges(
+      o, *s,
+      [&](auto& exec, const auto& edges) {
+        return apps::run_bfs(
+            exec, s->graph.offset_span(), edges,
+            {.source = source,
+             .scan_divisor = o.scan_divisor,
+             .algorithm = o.bfs_algorithm == "top-down" ? apps::bfs_algorithm::top_down
+                                                        : apps::bfs_algorithm::direction_optimizing,
+             .symmetric = s->graph.symmetric(),
+             .switch_rule = o.bfs_switch_rule == "lines"   ? apps::bfs_switch_rule::lines
+                            : o.bfs_switch_rule == "edges" ? apps::bfs_switch_rule::edges
+                                                           : apps::bfs_switch_rule::automatic,
+             .early_claims = o.early_claims == "on",
+             .vertex_batches = o.vertex_batches == "on",
+             .piece_entries = o.piece_entries,
+             .hubs = hubs.ids});
+      },
+      // The hubs, copied to the executor beside the offsets (with room for alignment).
+      hubs.ids.size() * sizeof(std::uint64_t) + 1024);
   figures f{"bfs",
             "breadth-first search from vertex " + num(source),
             r.seconds,

@@ -54,10 +54,10 @@ inline constexpr std::uint32_t all = symmetric | weighted | sorted | simple | hu
 
 /// The most hubs per vertex a file may hold (bcsr_header::hub_count).
 inline constexpr std::uint32_t bcsr_max_hub_count = 8;
-/// Hubs per vertex that `bam graph gen` and `convert` write unless told otherwise: a second hub
-/// finds about half the vertices of a uniform random graph's big bottom-up level that the first
-/// misses (docs/apps.md), for n more ids in memory.
-inline constexpr std::uint32_t bcsr_default_hub_count = 2;
+/// Hubs per vertex that `bam graph gen` and `convert` write unless told otherwise (`--hubs K`).
+/// One: a second spares a uniform random graph's big bottom-up level many lines on the CPU path
+/// (docs/apps.md), but is not yet measured on a GPU, and costs n more ids in memory.
+inline constexpr std::uint32_t bcsr_default_hub_count = 1;
 
 /// Where one section lies in the file.
 struct bcsr_section {
