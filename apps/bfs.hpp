@@ -194,9 +194,11 @@ bfs_result run_bfs(Exec& exec, std::span<const std::uint64_t> offsets, const Edg
     throw input_error("bfs: alpha and beta must be positive");
   }
   const std::uint64_t hub_count = n == 0 ? 0 : options.hubs.size() / n;
-  if (!options.hubs.empty() && (hub_count * n != options.hubs.size() || hub_count > 8)) {
+  if (!options.hubs.empty() &&
+      (hub_count * n != options.hubs.size() || hub_count > bfs_hubs::most)) {
     throw input_error("bfs: " + std::to_string(options.hubs.size()) + " hubs for " +
-                      std::to_string(n) + " vertices (1 to 8 per vertex)");
+                      std::to_string(n) + " vertices (1 to " + std::to_string(bfs_hubs::most) +
+                      " per vertex)");
   }
   auto offsets_d = upload_offsets(exec, offsets);
   auto depths = exec.template allocate<std::int32_t>(n);

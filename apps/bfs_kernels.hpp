@@ -137,6 +137,9 @@ struct bfs_unit_starts_kernel {
 /// Each vertex's k neighbours of highest degree (the graph file's hubs section), vertex u's at
 /// ids[u * k, u * k + k), and what bottom-up steps ask of them.
 struct bfs_hubs {
+  /// The most hubs a vertex may have: graph::bcsr_max_hub_count (tools/bam checks they agree).
+  static constexpr std::uint32_t most = 8;
+
   const std::uint64_t* ids = nullptr;  ///< n x k, or null: no hubs
   std::uint32_t k = 0;
 
@@ -144,7 +147,6 @@ struct bfs_hubs {
   /// before any depth, so the k depth loads go out together.
   template <class Depth>
   BAM_HD bool any_at(std::uint64_t u, std::uint64_t n, std::int32_t level, Depth&& depth) const {
-    constexpr std::uint32_t most = 8;  // graph::bcsr_max_hub_count; the file format checks it
     std::uint64_t h[most] = {};
     for (std::uint32_t j = 0; j < most && j < k; ++j) h[j] = ids[u * k + j];
     bool found = false;

@@ -89,6 +89,9 @@ std::string fixed(double value, int digits) {
 
 std::string num(std::uint64_t v) { return std::to_string(v); }
 
+// A file's hubs go to run_bfs whole: its kernels must take as many a vertex as the format holds.
+static_assert(apps::bfs_hubs::most == graph::bcsr_max_hub_count);
+
 // The graph file of a run: the user's, or one generated for it and removed afterwards.
 class run_graph {
  public:
