@@ -55,9 +55,11 @@ inline constexpr std::uint32_t all = symmetric | weighted | sorted | simple | hu
 /// The most hubs per vertex a file may hold (bcsr_header::hub_count).
 inline constexpr std::uint32_t bcsr_max_hub_count = 8;
 /// Hubs per vertex that `bam graph gen` and `convert` write unless told otherwise (`--hubs K`).
-/// One: a second spares a uniform random graph's big bottom-up level many lines on the CPU path
-/// (docs/apps.md), but is not yet measured on a GPU, and costs n more ids in memory.
-inline constexpr std::uint32_t bcsr_default_hub_count = 1;
+/// Two: on a power-law graph the first is most vertices' parent, and a second finds most of the
+/// rest on a uniform random graph, whose lists are then left unread (H100, 4 devices: urand25
+/// BFS 0.181 s against 0.309 s with one, kron25 0.027 s against 0.073 s; docs/apps.md, "Hubs").
+/// Each costs n ids in the file and in the GPU's memory.
+inline constexpr std::uint32_t bcsr_default_hub_count = 2;
 
 /// Where one section lies in the file.
 struct bcsr_section {
