@@ -65,7 +65,11 @@ struct cc_result {
   cc_algorithm algorithm = cc_algorithm::union_find;  ///< what ran
   bool fell_back = false;                             ///< Afforest asked for on a directed graph
   std::uint64_t giant_sample = 0;                     ///< Afforest: the root the sample voted for
-  double seconds = 0;                                 ///< the launches alone
+  /// Afforest: the units a sample stays within (afforest_sample_end): cache lines, or 128-byte
+  /// segments over memory and tiles.
+  entry_units sample_units;
+  bool sampled_by_units = false;  ///< Afforest's sampling walked a cache's lines (a warp each)
+  double seconds = 0;             ///< the launches alone
 };
 
 namespace detail {
@@ -136,11 +140,26 @@ cc_result run_cc(Exec& exec, std::span<const std::uint64_t> offsets, const Edges
     r.edges_read = edges.size();
   } else {
     const std::uint64_t rounds = options.neighbour_rounds;
+    const entry_units units = edges.units();
+    r.sample_units = units;
+    // Through a cache, a warp per line (cc_sample_kernel): the table of each line's first vertex.
+    r.sampled_by_units = edges.stats().has_value();
+    const std::uint64_t unit_count = r.sampled_by_units ? units.count(edges.size()) : 0;
+    auto unit_first = exec.template allocate<std::uint64_t>(unit_count);
+    if (unit_count != 0) {
+      fill(exec, unit_first, cc_unit_first_kernel::no_vertex);
+      exec.launch(exec.shape_for(n),
+                  cc_unit_first_kernel{offsets_d.data(), n, units, unit_first.data()});
+    }
     edges.sweep(exec, n, [&](const edge_slice& slice, auto&& view_for) {
+      // By units: a warp per line of the slice, as many warps as the lines ask for.
       const launch_shape shape =
-          within(exec.shape_for(slice.vertices()), edges.max_launch_threads());
+          within(exec.shape_for(unit_count != 0 ? units.spanned(slice.first, slice.last) * 32
+                                                : slice.vertices()),
+                 edges.max_launch_threads());
       exec.launch(shape, cc_sample_kernel<view>{view_for(shape), offsets_d.data(), slice, forest,
-                                                counters.data(), n, rounds});
+                                                counters.data(), n, rounds, units,
+                                                unit_count != 0 ? unit_first.data() : nullptr});
     });
     // Compressed, every sampled vertex's parent is its root, and the finishing pass's
     // membership test is a load or two.
@@ -160,8 +179,9 @@ cc_result run_cc(Exec& exec, std::span<const std::uint64_t> offsets, const Edges
     edges.sweep(exec, n, [&](const edge_slice& slice, auto&& view_for) {
       const launch_shape shape =
           within(exec.shape_for(slice.vertices()), edges.max_launch_threads());
-      exec.launch(shape, cc_finish_kernel<view>{view_for(shape), offsets_d.data(), slice, forest,
-                                                counters.data(), n, rounds, in_giant.data()});
+      exec.launch(shape,
+                  cc_finish_kernel<view>{view_for(shape), offsets_d.data(), slice, forest,
+                                         counters.data(), n, rounds, units, in_giant.data()});
     });
   }
   exec.launch(exec.shape_for(n), cc_compress_kernel{forest, n});

@@ -25,9 +25,9 @@ using app_kernel_types =
                fill_kernel<double>, bfs_expand_kernel<View>, bfs_scan_kernel<View>,
                bfs_pieces_kernel<View>, bfs_bottom_up_kernel<View>, bfs_unit_starts_kernel,
                bfs_hub_probe_kernel, cc_init_kernel, cc_hook_kernel<View>, cc_sample_kernel<View>,
-               cc_gather_roots_kernel, cc_mark_giant_kernel, cc_finish_kernel<View>,
-               cc_compress_kernel, pagerank_prepare_kernel, pagerank_push_kernel<View>,
-               pagerank_pull_kernel<View>, pagerank_apply_kernel>;
+               cc_unit_first_kernel, cc_gather_roots_kernel, cc_mark_giant_kernel,
+               cc_finish_kernel<View>, cc_compress_kernel, pagerank_prepare_kernel,
+               pagerank_push_kernel<View>, pagerank_pull_kernel<View>, pagerank_apply_kernel>;
 
 namespace detail {
 template <class Tuple>

@@ -51,7 +51,8 @@ TEST(AppCcAfforest, VotesForTheGiantComponentAndSkipsItsLists) {
   for (const std::uint64_t l : expected) ++sizes[l];
   EXPECT_EQ(sizes[expected[out.cc.giant_sample]], out.cc.largest);
   // The sampled entries, and the whole of the lists outside the sampled giant component.
-  EXPECT_EQ(out.cc.edges_read, reference_afforest_reads(g, 2, out.cc.giant_sample));
+  EXPECT_EQ(out.cc.edges_read,
+            reference_afforest_reads(g, 2, out.cc.giant_sample, out.cc.sample_units));
   EXPECT_LT(out.cc.edges_read, g.edge_count() / 2);
   EXPECT_EQ(out.stats.bytes_requested, out.cc.edges_read * 8);
 }

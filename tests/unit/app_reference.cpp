@@ -73,7 +73,7 @@ std::vector<level_units> reference_level_units(const graph::csr& g,
 }
 
 std::uint64_t reference_afforest_reads(const graph::csr& g, std::uint64_t rounds,
-                                       std::uint64_t giant) {
+                                       std::uint64_t giant, const entry_units& units) {
   const std::uint64_t n = g.vertex_count();
   std::vector<std::uint64_t> parent(n);
   for (std::uint64_t v = 0; v < n; ++v) parent[v] = v;
@@ -82,8 +82,14 @@ std::uint64_t reference_afforest_reads(const graph::csr& g, std::uint64_t rounds
     return v;
   };
   std::uint64_t reads = 0;
+  // Entries left in the unit of u's first entry, counting it.
+  auto in_first_unit = [&](std::uint64_t u) {
+    return units.per_unit - (g.offsets[u] + units.phase) % units.per_unit;
+  };
+  std::vector<std::uint64_t> sampled_of(n);
   for (std::uint64_t u = 0; u < n; ++u) {
-    const std::uint64_t sampled = std::min(g.degree(u), rounds);
+    const std::uint64_t sampled = std::min({g.degree(u), rounds, in_first_unit(u)});
+    sampled_of[u] = sampled;
     reads += sampled;
     for (std::uint64_t e = g.offsets[u]; e < g.offsets[u] + sampled; ++e) {
       const std::uint64_t a = root(u);
@@ -93,7 +99,7 @@ std::uint64_t reference_afforest_reads(const graph::csr& g, std::uint64_t rounds
   }
   const std::uint64_t giant_root = root(giant);
   for (std::uint64_t u = 0; u < n; ++u) {
-    if (root(u) != giant_root) reads += g.degree(u) - std::min(g.degree(u), rounds);
+    if (root(u) != giant_root) reads += g.degree(u) - sampled_of[u];
   }
   return reads;
 }

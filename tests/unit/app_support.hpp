@@ -61,10 +61,11 @@ std::vector<level_units> reference_level_units(const graph::csr& g,
                                                std::uint64_t entries_per_unit);
 
 /// Adjacency entries Afforest reads with `rounds` sampled neighbours when the sample voted for
-/// `giant` (a vertex): the first `rounds` entries of every list, and the rest of every list of
-/// a vertex outside the component of `giant` in the graph of the sampled edges alone.
+/// `giant` (a vertex): the first `rounds` entries of every list that lie in the unit of its
+/// first (`units`: cc_result::sample_units), and the rest of every list of a vertex outside the
+/// component of `giant` in the graph of the sampled edges alone.
 std::uint64_t reference_afforest_reads(const graph::csr& g, std::uint64_t rounds,
-                                       std::uint64_t giant);
+                                       std::uint64_t giant, const entry_units& units);
 
 /// L1 distance and largest absolute difference.
 struct rank_error {

@@ -107,7 +107,8 @@ void expect_all_apps_match(const std::filesystem::path& path, const storage_shap
     const app_outcome c = run_app(path, shape, r);
     EXPECT_EQ(c.cc.labels, reference_cc(g));
     if (width == 1 && c.cc.algorithm == cc_algorithm::afforest) {
-      EXPECT_EQ(c.cc.edges_read, reference_afforest_reads(g, 2, c.cc.giant_sample));
+      EXPECT_EQ(c.cc.edges_read,
+                reference_afforest_reads(g, 2, c.cc.giant_sample, c.cc.sample_units));
     }
   }
 

@@ -817,8 +817,10 @@ void run_cc_command(const app_options& o) {
           (r.fell_back ? " (--algorithm afforest asked for, but a directed graph's lists cannot "
                          "be skipped: union-find over every edge)"
            : r.algorithm == apps::cc_algorithm::afforest
-               ? " (2 sampled neighbours per vertex, then the lists outside the sampled giant "
-                 "component; --algorithm union-find for one pass over every edge)"
+               ? " (2 sampled neighbours per vertex within the line of its first" +
+                     std::string(r.sampled_by_units ? ", a warp per line" : "") +
+                     ", then the lists outside the sampled giant component; --algorithm "
+                     "union-find for one pass over every edge)"
                : " (one pass over every edge; --algorithm afforest reads less)"));
   f.lines.emplace_back("components", num(r.components) + " (largest: " + num(r.largest) +
                                          " vertices; edges taken as undirected)");
@@ -827,6 +829,10 @@ void run_cc_command(const app_options& o) {
         .field("algorithm_fell_back", r.fell_back)
         .field("components", r.components)
         .field("largest_component", r.largest);
+    if (r.algorithm == apps::cc_algorithm::afforest) {
+      j.field("sampled_by_lines", r.sampled_by_units)
+          .field("sample_unit_entries", r.sample_units.per_unit);
+    }
   };
   report(o, file, *s, f, apps::seconds_since(start), o.labels_out == "-");
   if (!o.labels_out.empty()) apps::write_labels(o.labels_out, r.labels);
