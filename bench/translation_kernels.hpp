@@ -124,12 +124,14 @@ struct set_word {
 struct fill_base {
   std::uint32_t* page_table;
   std::uint64_t* state;
+  std::uint32_t* referenced;
   std::uint64_t* lean;
   std::uint64_t pages;
   BAM_HD void operator()(thread_index t) const {
     for (std::uint64_t p = t.id; p < pages; p += t.count) {
       page_table[p] = cache::page_entry_for_line(static_cast<std::uint32_t>(p));
-      state[p] = cache::with_tag(cache::line_bits::valid | cache::line_bits::referenced, p + 1);
+      state[p] = cache::with_tag(cache::line_bits::valid, p + 1);
+      referenced[p] = 1;
       lean[p] = lean_valid | p;
     }
   }

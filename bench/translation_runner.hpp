@@ -89,8 +89,9 @@ fixture build_fixture(const shape& s, std::uint32_t epoch_slots, Alloc&& alloc, 
 
   auto* page_table = static_cast<std::uint32_t*>(alloc(pages * 4));
   auto* state = static_cast<std::uint64_t*>(alloc(pages * 8));
+  auto* referenced = static_cast<std::uint32_t*>(alloc(pages * 4));
   f.lean = static_cast<std::uint64_t*>(alloc(pages * 8));
-  run(fill_base{page_table, state, f.lean, pages});
+  run(fill_base{page_table, state, referenced, f.lean, pages});
 
   cache_config cfg;
   cfg.line_bytes = s.line_bytes;
@@ -98,6 +99,7 @@ fixture build_fixture(const shape& s, std::uint32_t epoch_slots, Alloc&& alloc, 
   page_cache_ref::memory m{};
   m.data = f.data;
   m.state = state;
+  m.referenced = referenced;
   m.hand = static_cast<std::uint64_t*>(alloc(hot_line_bytes));
   f.bam_cache = page_cache_ref(m, cfg, static_cast<std::uint32_t>(pages));
 

@@ -132,7 +132,7 @@ cache_plan plan_cache(const cache_config& c, std::uint64_t data_bytes,
   check_config(c);
   cache_plan p;
   p.lines = c.capacity_bytes / c.line_bytes;
-  p.line_state_bytes = p.lines * 8;  // the state word, CLOCK's bit in it
+  p.line_state_bytes = p.lines * (8 + 4);
   p.prp_list_bytes = p.lines * prp_entries_per_line(c.line_bytes) * 8;
   p.bounce_bytes = std::uint64_t{c.bounce_buffers} * bounce_bytes;
   p.page_table_bytes = (data_bytes + c.line_bytes - 1) / c.line_bytes * 4;
@@ -209,6 +209,7 @@ struct page_cache::impl {
     }
     free(mem.data);
     free(mem.state);
+    free(mem.referenced);
     free(mem.hand);
     free(mem.prp_lists, prp_memory);
     free(mem.bounce);
@@ -245,6 +246,7 @@ void page_cache::init(const cache_config& config, std::unique_ptr<detail::cache_
   auto& mem = m.mem;
   mem.data = static_cast<std::uint8_t*>(m.alloc(std::uint64_t{m.lines} * config.line_bytes));
   mem.state = static_cast<std::uint64_t*>(m.alloc(std::uint64_t{m.lines} * 8));
+  mem.referenced = static_cast<std::uint32_t*>(m.alloc(std::uint64_t{m.lines} * 4));
   mem.hand = static_cast<std::uint64_t*>(m.alloc(hot_line_bytes));
   mem.prp_per_line = prp_entries_per_line(config.line_bytes);
   m.prp_memory = config.prp_lists_in_host_memory && m.memory == memory_kind::device

@@ -31,16 +31,6 @@ TEST(LineState, FlagsAreDistinctAndOutsideThePinCount) {
   EXPECT_EQ(line_bits::valid & line_bits::busy, 0u);
   EXPECT_EQ(line_bits::dirty & line_bits::busy, 0u);
   EXPECT_LT(line_bits::busy, std::uint64_t{1} << line_bits::tag_shift);
-  EXPECT_EQ(line_bits::referenced & line_bits::pin_mask, 0u);
-  EXPECT_EQ(line_bits::referenced & (line_bits::valid | line_bits::dirty | line_bits::busy), 0u);
-  EXPECT_LT(line_bits::referenced, std::uint64_t{1} << line_bits::tag_shift);
-}
-
-TEST(LineState, TheReferencedBitDoesNotChangeWhetherAPinIsUsable) {
-  const std::uint64_t tag = 42;
-  EXPECT_TRUE(pin_usable(with_tag(line_bits::valid | line_bits::referenced | 2, tag), tag));
-  EXPECT_FALSE(pin_usable(with_tag(line_bits::busy | line_bits::referenced, tag), tag));
-  EXPECT_FALSE(pin_usable(with_tag(line_bits::valid | line_bits::referenced, tag), tag + 1));
 }
 
 TEST(LineState, OnePinMoreThanTheMaskWouldCarryIntoValid) {

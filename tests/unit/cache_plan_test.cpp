@@ -22,9 +22,9 @@ TEST(CachePlan, APartialLineOfCapacityIsNotALine) {
   EXPECT_EQ(p.lines, 3u);
 }
 
-TEST(CachePlan, EachLineHasAStateWordThatHoldsItsClockBit) {
+TEST(CachePlan, EachLineHasAStateWordAndAClockWord) {
   const cache_plan p = plan_cache({.line_bytes = 512, .capacity_bytes = 512 * 1000}, 0, 0);
-  EXPECT_EQ(p.line_state_bytes, 1000u * 8);
+  EXPECT_EQ(p.line_state_bytes, 1000u * (8 + 4));
 }
 
 TEST(CachePlan, LinesOfUpToTwoPagesNeedNoPrpList) {

@@ -47,7 +47,7 @@ void plan(const plan_options& o) {
                ratio(bytes, o.gpu_bytes)});
   };
   row("cache lines (data)", p.lines * o.line_bytes);
-  row("line state (CLOCK bit in it)", p.line_state_bytes);
+  row("line state + CLOCK", p.line_state_bytes);
   row("PRP lists", p.prp_list_bytes);
   row("bounce buffers", p.bounce_bytes);
   row("page tables (4 B per page)", p.page_table_bytes);

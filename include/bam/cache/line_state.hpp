@@ -5,13 +5,10 @@
 /// Line state (64 bits), one atomic word per line so that a pin and the check of what the line
 /// holds are one operation:
 ///
-///     63            24 23   22   21    20 19        0
-///     | owner tag    | REF BUSY DIRTY VALID | pins   |
+///     63            24 23  22   21    20 19        0
+///     | owner tag    | -  BUSY DIRTY VALID | pins   |
 ///
-/// owner tag: the global page id + 1 of the page the line holds (0: none). REF: CLOCK's
-/// referenced bit, set by a pin that finds it clear and by a load, cleared by the victim search
-/// (a second chance) and when the line is emptied; in the state word, so that a hit touches one
-/// word per line rather than two (docs/profiles.md, 2026-12-08). BUSY: one thread owns
+/// owner tag: the global page id + 1 of the page the line holds (0: none). BUSY: one thread owns
 /// the line exclusively (loading, evicting, writing back); pins are not taken while it is set.
 /// A pin attempt is a fetch_add of one pin that is undone when the returned word shows BUSY, not
 /// VALID or another owner, so every transition of a BUSY line is a CAS that keeps the pin bits.
@@ -33,7 +30,6 @@ inline constexpr std::uint64_t pin_mask = (1ull << 20) - 1;
 inline constexpr std::uint64_t valid = 1ull << 20;
 inline constexpr std::uint64_t dirty = 1ull << 21;
 inline constexpr std::uint64_t busy = 1ull << 22;
-inline constexpr std::uint64_t referenced = 1ull << 23;
 inline constexpr unsigned tag_shift = 24;
 inline constexpr std::uint64_t max_tag = (1ull << 40) - 1;
 }  // namespace line_bits

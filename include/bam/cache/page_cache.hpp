@@ -219,6 +219,7 @@ class page_cache_ref {
   struct memory {
     std::uint8_t* data;
     std::uint64_t* state;
+    std::uint32_t* referenced;
     std::uint64_t* hand;
     std::uint64_t* prp_lists;
     std::uint32_t prp_per_line;
@@ -313,6 +314,7 @@ class page_cache_ref {
 
   std::uint8_t* data_ = nullptr;
   std::uint64_t* state_ = nullptr;
+  std::uint32_t* referenced_ = nullptr;
   std::uint64_t* hand_ = nullptr;
   std::uint64_t* prp_lists_ = nullptr;
   std::uint8_t* bounce_ = nullptr;

@@ -31,6 +31,7 @@ BAM_HD inline page_cache_ref::page_cache_ref(const memory& m, const cache_config
                                              std::uint32_t lines)
     : data_(m.data),
       state_(m.state),
+      referenced_(m.referenced),
       hand_(m.hand),
       prp_lists_(m.prp_lists),
       bounce_(m.bounce),
@@ -87,13 +88,15 @@ BAM_HD inline acquire_result page_cache_ref::acquire(const array_slot& a, std::u
   const std::uint32_t e = atomic_ref<std::uint32_t>(a.page_table[page]).load(order::relaxed);
   if (page_mapped(e)) {
     const std::uint32_t line = page_line(e);
+    atomic_ref<std::uint32_t> ref(referenced_[line]);
+    // relaxed: a CLOCK hint, read before the pin so the two reads are in flight together.
+    const std::uint32_t was_referenced = ref.load(order::relaxed);
     atomic_ref<std::uint64_t> st(state_[line]);
     // acquire: the line's data, published with VALID by the loader's release (every later
     // change of the word is a read-modify-write, so the pin reads from that release sequence).
     const std::uint64_t s = st.fetch_add(pins, order::acquire);
     if (pin_usable(s, tag)) {
-      // relaxed: a CLOCK hint; once set it stays until the victim search clears it.
-      if (!(s & line_bits::referenced)) st.fetch_or(line_bits::referenced, order::relaxed);
+      if (was_referenced == 0) ref.store(1u, order::relaxed);  // relaxed: a CLOCK hint
       return {line, {}, probe_kind::hit};
     }
     st.fetch_sub(pins, order::relaxed);  // relaxed: undoes a pin that never counted
@@ -111,9 +114,8 @@ BAM_HD inline bool page_cache_ref::pin_mapped(std::uint32_t line, std::uint64_t 
     st.fetch_sub(pins, order::relaxed);  // relaxed: undoes a pin that never counted
     return false;
   }
-  // relaxed: a CLOCK hint.
-  if (!(s & cache::line_bits::referenced))
-    st.fetch_or(cache::line_bits::referenced, order::relaxed);
+  atomic_ref<std::uint32_t> ref(referenced_[line]);
+  if (ref.load(order::relaxed) == 0) ref.store(1u, order::relaxed);  // relaxed: a CLOCK hint
   return true;
 }
 
@@ -205,10 +207,12 @@ BAM_HD inline bool page_cache_ref::claim_victim(std::uint32_t& line, std::uint64
         if ((s & line_bits::busy) || line_pins(s) != 0) continue;
         if (pass == 0) {
           if (s & line_bits::valid) continue;
-        } else if (s & line_bits::referenced) {
-          // relaxed: a CLOCK hint; a second chance.
-          st.fetch_and(~line_bits::referenced, order::relaxed);
-          continue;
+        } else {
+          atomic_ref<std::uint32_t> ref(referenced_[l]);
+          if (ref.load(order::relaxed) != 0) {  // relaxed: a CLOCK hint
+            ref.store(0u, order::relaxed);      // second chance
+            continue;
+          }
         }
         // acquire: the last pin holders' accesses (released by their unpins) happen before we
         // write the line back or overwrite it.
@@ -537,10 +541,11 @@ BAM_HD inline void page_cache_ref::publish_load(const array_slot& a, std::uint64
   detail::update_word(
       state_[line],
       [tag, pins](std::uint64_t cur) {
-        return ((cur & line_bits::pin_mask) + pins) | line_bits::valid | line_bits::referenced |
+        return ((cur & line_bits::pin_mask) + pins) | line_bits::valid |
                (tag << line_bits::tag_shift);
       },
       order::release);
+  atomic_ref<std::uint32_t>(referenced_[line]).store(1u, order::relaxed);  // relaxed: a CLOCK hint
   // release: the line's state and data before the page can be found mapped.
   atomic_ref<std::uint32_t>(a.page_table[page]).store(page_entry_for_line(line), order::release);
   if (a.large_table != nullptr) count_base_page(a, page, true);
@@ -692,6 +697,7 @@ BAM_HD inline bool page_cache_ref::drain_line(std::uint32_t line, std::uint64_t 
 
 BAM_HD inline void page_cache_ref::end_take(std::uint32_t line, bool empty) const {
   using namespace cache;
+  if (empty) atomic_ref<std::uint32_t>(referenced_[line]).store(0u, order::relaxed);  // a hint
   // release: what we did with the line (read it out) before its next holder's acquire.
   detail::update_word(
       state_[line],
