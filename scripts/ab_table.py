@@ -5,23 +5,19 @@ import json
 import sys
 from pathlib import Path
 
+from bench_compare import lookup  # the same JSON paths as bench-check's figures
+
 
 def pick(doc, path):
-    """The value at a dotted path (a number indexes a list), or None where there is none."""
+    """The number at `path` (bench_compare.lookup's paths), or None where there is none."""
     if doc is None:
         return None
-    for key in path.split("."):
-        if isinstance(doc, list):
-            try:
-                doc = doc[int(key)]
-            except (ValueError, IndexError):
-                return None
-        elif isinstance(doc, dict) and key in doc:
-            doc = doc[key]
-        else:
-            return None
-    number = isinstance(doc, (int, float)) and not isinstance(doc, bool)
-    return doc if number else None
+    try:
+        value = lookup(doc, path)
+    except LookupError:
+        return None
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return value if number else None
 
 
 def mean(values):
